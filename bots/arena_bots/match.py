@@ -1,0 +1,230 @@
+"""The match loop: plays games between players, and is the ONE place where a bad move loses.
+
+Players are batch-first: in every round the loop hands each player object all the decisions it
+owes across the games being played, in one `decide` call, so a search player can evaluate the
+leaves of every game in one inference batch (ARCHITECTURE §4). `play` is the one-game case.
+
+A player loses the game (a forfeit, with its cause in the replay) when it returns no action (a
+fault: its model crashed, timed out or produced non-finite numbers) or an action the engine's
+legal masks forbid. If every acting player of a simultaneous step forfeits, the game is a draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from arena_games.api import Action, Config, Game, JointAction
+from arena_games.replay import Forfeit, Replay, Step
+
+
+@dataclass(frozen=True)
+class Request:
+    """One decision a player owes: `player` (a seat) is to move in `state`.
+
+    `rng` is the seat's own generator for this game, seeded from the match seed: players draw
+    every random number from it, so a match replays the same on any machine.
+    """
+
+    state: Any
+    player: int
+    rng: np.random.Generator
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A player's answer to a Request: an action, or None with the fault that prevented one.
+
+    `insight` is JSON-safe and goes into the replay for the viewer (search players put the root
+    value and their top moves with visit shares and priors there).
+    """
+
+    action: Action | None
+    insight: dict[str, Any] | None = None
+    fault: str = ""
+
+
+class Player(Protocol):
+    """Anything that can choose moves. `decide` answers every request, in order."""
+
+    name: str
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]: ...
+
+
+@dataclass(frozen=True)
+class MatchSetup:
+    """One game to play: the players by seat, the seed, the game config and an imposed opening."""
+
+    players: tuple[Player, ...]
+    seed: int
+    config: Config | None = None
+    opening: tuple[JointAction, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    returns: tuple[float, ...]
+    end_reason: str
+    forfeit: Forfeit | None
+    replay: Replay
+    final_state: Any  # the position after the last played step (before a forfeited move)
+
+
+def play(
+    game: Game,
+    players: Sequence[Player],
+    seed: int,
+    *,
+    opening: Sequence[JointAction] = (),
+    config: Config | None = None,
+) -> MatchResult:
+    """Play one game of `game` between `players` (by seat) from `opening`, seeded by `seed`."""
+    setup = MatchSetup(players=tuple(players), seed=seed, config=config, opening=tuple(opening))
+    return play_many(game, [setup])[0]
+
+
+def play_many(game: Game, setups: Sequence[MatchSetup]) -> list[MatchResult]:
+    """Play all `setups` at once, batching each player object's decisions per round."""
+    games = [_GameInProgress.start(game, setup) for setup in setups]
+    while running := [match for match in games if not match.is_over(game)]:
+        _play_round(game, running)
+    return [match.result(game) for match in games]
+
+
+@dataclass
+class _GameInProgress:
+    """The mutable bookkeeping of one game while it is played; states themselves are immutable."""
+
+    setup: MatchSetup
+    state: Any
+    rngs: tuple[np.random.Generator, ...]
+    steps: list[Step]
+    forfeit: Forfeit | None = None
+    all_forfeited: str = ""  # every acting player of one step forfeited: a draw, with this cause
+
+    @classmethod
+    def start(cls, game: Game, setup: MatchSetup) -> _GameInProgress:
+        if len(setup.players) != game.spec.num_players:
+            raise ValueError(f"{game.name} needs {game.spec.num_players} players, got {len(setup.players)}")
+        state = game.init(setup.seed, setup.config)
+        steps = []
+        for joint in setup.opening:
+            state = game.step(state, joint)
+            steps.append(Step(actions=tuple(tuple(action) for action in joint)))
+        rngs = tuple(np.random.default_rng((setup.seed, seat)) for seat in range(game.spec.num_players))
+        return cls(setup=setup, state=state, rngs=rngs, steps=steps)
+
+    def is_over(self, game: Game) -> bool:
+        return self.forfeit is not None or bool(self.all_forfeited) or game.is_over(self.state)
+
+    def apply(self, game: Game, actors: tuple[int, ...], decisions: Sequence[Decision]) -> None:
+        """Step with the actors' decisions, or end the game on the first bad one."""
+        forfeits = [
+            Forfeit(player=seat, cause=cause, action=_as_action(decision.action))
+            for seat, decision in zip(actors, decisions, strict=True)
+            if (cause := _fault(game, self.state, seat, decision))
+        ]
+        if forfeits and len(forfeits) == len(actors) > 1:
+            self.all_forfeited = "every player forfeits: " + "; ".join(f.cause for f in forfeits)
+        elif forfeits:
+            self.forfeit = forfeits[0]
+        else:
+            joint = tuple(decision.action for decision in decisions)
+            self.state = game.step(self.state, joint)
+            self.steps.append(Step(actions=joint, insights=tuple(d.insight for d in decisions)))
+            if len(self.steps) > game.spec.max_length:
+                raise RuntimeError(f"{game.name} ran past its max_length {game.spec.max_length}: engine bug")
+
+    def result(self, game: Game) -> MatchResult:
+        returns, end_reason = self._outcome(game)
+        replay = Replay(
+            game=game.spec.name,
+            game_version=game.spec.version,
+            seed=self.setup.seed,
+            config=dict(self.setup.config or {}),
+            players=tuple(player.name for player in self.setup.players),
+            opening_length=len(self.setup.opening),
+            steps=tuple(self.steps),
+            returns=returns,
+            end_reason=end_reason,
+            forfeit=self.forfeit,
+            meta=dict(self.setup.meta),
+        )
+        return MatchResult(
+            returns=returns,
+            end_reason=end_reason,
+            forfeit=self.forfeit,
+            replay=replay,
+            final_state=self.state,
+        )
+
+    def _outcome(self, game: Game) -> tuple[tuple[float, ...], str]:
+        num_players = game.spec.num_players
+        if self.all_forfeited:
+            return (0.0,) * num_players, self.all_forfeited
+        if self.forfeit is not None:
+            loser = self.forfeit.player
+            returns = tuple(-1.0 if seat == loser else 1.0 / (num_players - 1) for seat in range(num_players))
+            return returns, f"player {loser + 1} forfeits: {self.forfeit.cause}"
+        return tuple(game.returns(self.state)), game.end_reason(self.state)
+
+
+def _play_round(game: Game, running: Sequence[_GameInProgress]) -> None:
+    """One step of every running game: gather requests per player object, decide, apply."""
+    actors = [game.to_move(match.state) for match in running]
+    pending: dict[int, list[tuple[int, int]]] = {}  # id(player) -> [(game index, seat)]
+    players: dict[int, Player] = {}
+    for index, (match, seats) in enumerate(zip(running, actors, strict=True)):
+        for seat in seats:
+            player = match.setup.players[seat]
+            players[id(player)] = player
+            pending.setdefault(id(player), []).append((index, seat))
+    decisions: dict[tuple[int, int], Decision] = {}
+    for key, owed in pending.items():
+        requests = [Request(running[i].state, seat, running[i].rngs[seat]) for i, seat in owed]
+        decisions.update(zip(owed, _decide(players[key], game, requests), strict=True))
+    for index, (match, seats) in enumerate(zip(running, actors, strict=True)):
+        match.apply(game, seats, [decisions[index, seat] for seat in seats])
+
+
+def _decide(player: Player, game: Game, requests: Sequence[Request]) -> list[Decision]:
+    """The player's decisions; a player that raises or miscounts faults on every request."""
+    try:
+        decisions = list(player.decide(game, requests))
+    except Exception as error:  # a broken bot must not stop the other games of the batch
+        return [Decision(action=None, fault=f"player raised {type(error).__name__}: {error}")] * len(requests)
+    if len(decisions) != len(requests):
+        fault = f"player answered {len(decisions)} decisions for {len(requests)} requests"
+        return [Decision(action=None, fault=fault)] * len(requests)
+    return decisions
+
+
+def _fault(game: Game, state: Any, seat: int, decision: Decision) -> str:
+    """Why `decision` cannot be played by `seat` in `state`, or "" when it is legal."""
+    if decision.action is None:
+        return decision.fault or "no move given"
+    action = _as_action(decision.action)
+    masks = game.legal_masks(state, seat)
+    if action is None or len(action) != len(masks):
+        return f"malformed action {decision.action!r}: expected {len(masks)} integer(s), one per action head"
+    for head, (index, mask) in enumerate(zip(action, masks, strict=True)):
+        if not 0 <= index < mask.size or not mask[index]:
+            name = list(game.spec.heads)[head]
+            return f"illegal action {index} on head {name!r}"
+    return ""
+
+
+def _as_action(action: Any) -> Action | None:
+    """`action` as a tuple of Python ints, or None when it is not a sequence of integers."""
+    try:
+        items = tuple(action)
+    except TypeError:
+        return None
+    if not all(isinstance(item, int | np.integer) and not isinstance(item, bool) for item in items):
+        return None
+    return tuple(int(item) for item in items)

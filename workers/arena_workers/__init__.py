@@ -1,0 +1,1 @@
+"""Arena's workers: the Celery app, its task shims and the batched match runner."""
