@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyspiel
+from bobail.game import Game as ReferenceBobail
 
+from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import playouts as pente_playouts
 from arena_games.pente import rules as pente_rules
 from arena_games.pente.tables import EMPTY, NUM_POINTS
@@ -29,7 +31,7 @@ PENTE_BATCH = 4096  # games per batched playout call
 @dataclass(frozen=True)
 class Row:
     game: str
-    batched: float  # our batched random playouts, moves/s
+    batched: float | None  # our batched random playouts, moves/s (None: the game has no batched path)
     stepped: float  # our `step` in a Python loop, moves/s
     peer: str  # what we compare with
     peer_rate: float  # the peer's random playouts, moves/s
@@ -90,7 +92,37 @@ def pente_row(seconds: float) -> Row:
     )
 
 
-ROWS: tuple[Callable[[float], Row], ...] = (pente_row,)
+def bobail_stepped(rng: np.random.Generator) -> int:
+    """One random game through the public contract (`random_action`, `step`); the half-moves made."""
+    state, moves = BOBAIL.init(0, None), 0
+    while players := BOBAIL.to_move(state):
+        state = BOBAIL.step(state, [BOBAIL.random_action(state, players[0], rng)])
+        moves += 1
+    return moves
+
+
+def bobail_reference_game(rng: np.random.Generator) -> int:
+    """One random game of the reference library `bobail` 1.4.2; the half-moves made."""
+    game, moves = ReferenceBobail(), 0
+    while not game.is_over():
+        options = game.get_possible_moves()
+        game.move(options[int(rng.integers(len(options)))])
+        moves += 1
+    return moves
+
+
+def bobail_row(seconds: float) -> Row:
+    rng = np.random.default_rng(0)
+    return Row(
+        game="bobail",
+        batched=None,
+        stepped=moves_per_second(lambda: bobail_stepped(rng), seconds),
+        peer="bobail 1.4.2 (the reference library, pure Python)",
+        peer_rate=moves_per_second(lambda: bobail_reference_game(rng), seconds),
+    )
+
+
+ROWS: tuple[Callable[[float], Row], ...] = (pente_row, bobail_row)
 
 
 def print_table(rows: list[Row]) -> None:
@@ -98,11 +130,11 @@ def print_table(rows: list[Row]) -> None:
     lines = [header] + [
         (
             row.game,
-            f"{row.batched:,.0f}",
+            "-" if row.batched is None else f"{row.batched:,.0f}",
             f"{row.stepped:,.0f}",
             row.peer,
             f"{row.peer_rate:,.0f}",
-            f"{row.batched / row.peer_rate:.2f}",
+            "-" if row.batched is None else f"{row.batched / row.peer_rate:.2f}",
             f"{row.stepped / row.peer_rate:.2f}",
         )
         for row in rows
