@@ -1,0 +1,54 @@
+"""Database engines and schema migrations (Alembic, shipped inside the package).
+
+SQLite (the embedded default) is shared by the API and the in-process worker: it runs in WAL
+mode with a busy timeout, or concurrent writers fail with "database is locked" (ARCHITECTURE §8).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlmodel import Session
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; SQLite gets WAL, a busy timeout and enforced foreign keys."""
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    path = url.removeprefix("sqlite:///")
+    if path and path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    )
+    event.listen(engine, "connect", _configure_sqlite)
+    return engine
+
+
+def _configure_sqlite(connection, _record) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema of `engine`'s database up to the newest migration."""
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("arena_platform") / "migrations"))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def session(engine: Engine) -> Session:
+    """A new session; callers use it as a context manager and commit explicitly."""
+    return Session(engine, expire_on_commit=False)

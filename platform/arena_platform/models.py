@@ -1,0 +1,142 @@
+"""The SQL tables: the database is the truth (ARCHITECTURE §5).
+
+One model per entity. Big things (model files, replays) live in the blob store and are referred
+to here by their SHA-256. Times are timezone-aware UTC. A ladder is one game version with one
+compute budget and its own seed; it runs as one continuous tournament.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _time(**kwargs: Any) -> Any:
+    """A timezone-aware timestamp column."""
+    return Field(sa_column=Column(DateTime(timezone=True), **kwargs))
+
+
+def _created() -> Any:
+    return Field(default_factory=utc_now, sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class User(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True, max_length=64)
+    created_at: datetime = _created()
+
+
+class ApiToken(SQLModel, table=True):
+    """A bearer token; only its SHA-256 is stored, so a leaked database leaks no token."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", index=True)
+    token_sha256: str = Field(unique=True, index=True, max_length=64)
+    created_at: datetime = _created()
+    revoked_at: datetime | None = _time(nullable=True)
+
+
+class Ladder(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("game", "game_version", "simulations"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True, max_length=64)  # e.g. "bobail-v1-200"
+    game: str = Field(max_length=32)
+    game_version: int
+    simulations: int  # the compute budget: network evaluations per move for every search bot
+    seed: int  # the tournament seed; each pairing's seed derives from it and the pairing id
+    created_at: datetime = _created()
+
+
+class Bot(SQLModel, table=True):
+    """One version of a bot on one ladder. House bots have no owner and no model."""
+
+    __table_args__ = (UniqueConstraint("ladder_id", "name", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    owner_id: int | None = Field(default=None, foreign_key="user.id", index=True)
+    name: str = Field(max_length=64)
+    version: int = 1
+    kind: str = Field(max_length=16)  # "house" or "network"
+    player: str = Field(max_length=16)  # random | uct | mcts | greedy | sample
+    model_sha256: str | None = Field(default=None, max_length=64)
+    manifest: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    report: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    status: str = Field(default="active", max_length=16, index=True)  # active | retired
+    created_at: datetime = _created()
+
+
+class Pairing(SQLModel, table=True):
+    """Two bots, `games_per_pairing` games from one opening with seats swapped (fishtest's pairs).
+
+    Life cycle: queued -> running (claimed with a lease by one worker, renewed by heartbeats)
+    -> done, or back to queued when the lease expires, or failed after `max_attempts`.
+    """
+
+    id: int | None = Field(default=None, primary_key=True)
+    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    bot_a_id: int = Field(foreign_key="bot.id", index=True)  # moves first in the first game
+    bot_b_id: int = Field(foreign_key="bot.id", index=True)
+    seed: int
+    status: str = Field(default="queued", max_length=16, index=True)
+    attempts: int = 0
+    lease_owner: str | None = Field(default=None, max_length=128)
+    lease_expires_at: datetime | None = _time(nullable=True, index=True)
+    created_at: datetime = _created()
+    finished_at: datetime | None = _time(nullable=True)
+    error: str | None = Field(default=None, max_length=2000)
+
+
+class GameRecord(SQLModel, table=True):
+    """One finished game. The unique (pairing, index) guard makes recording idempotent."""
+
+    __tablename__ = "game"
+    __table_args__ = (UniqueConstraint("pairing_id", "index"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    pairing_id: int = Field(foreign_key="pairing.id", index=True)
+    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    index: int  # 0: bot_a has the first seat; 1: the seats are swapped
+    first_bot_id: int = Field(foreign_key="bot.id", index=True)
+    second_bot_id: int = Field(foreign_key="bot.id", index=True)
+    score: float  # for the first seat: 1 win, 0.5 draw, 0 loss
+    end_reason: str = Field(max_length=500)
+    forfeit_seat: int | None = None
+    steps: int
+    replay_sha256: str = Field(max_length=64)
+    created_at: datetime = _created()
+
+
+class Rating(SQLModel, table=True):
+    """The current rating table of a ladder, refitted as results arrive."""
+
+    ladder_id: int = Field(foreign_key="ladder.id", primary_key=True)
+    bot_id: int = Field(foreign_key="bot.id", primary_key=True)
+    rating: float  # Elo scale, the house bots' mean pinned
+    low: float  # 95% interval
+    high: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    provisional: bool
+    updated_at: datetime = _created()
+
+
+class RatingHistory(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    bot_id: int = Field(foreign_key="bot.id", index=True)
+    rating: float
+    low: float
+    high: float
+    games: int
+    recorded_at: datetime = _created()

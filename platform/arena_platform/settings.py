@@ -1,0 +1,89 @@
+"""The one settings object: every knob comes from an `ARENA_*` environment variable.
+
+Defaults are the embedded set-up of `make demo` (SQLite, a blob folder, an in-process worker on
+Celery's in-memory broker). `ARENA_ENV=production` refuses to start on those defaults, so a
+production deployment cannot silently run on a laptop's storage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+EMBEDDED_BROKER = "memory://"
+
+
+class SettingsError(ValueError):
+    """A setting that is malformed or unsafe; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    env: str = "development"  # "development" or "production"
+    data_dir: Path = Path("var")  # where the embedded defaults keep their files
+    database_url: str = ""  # default: SQLite in data_dir
+    broker_url: str = EMBEDDED_BROKER  # "memory://" runs the worker inside the API process
+    blob_url: str = ""  # a folder or an fsspec URL; default: data_dir/blobs
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_upload_bytes: int = 32 * 1024 * 1024  # request bodies above this get 413 while streaming
+    uploads_per_hour: int = 20  # per user
+    games_per_pairing: int = 2  # seat-swapped games from one opening
+    lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
+    heartbeat_seconds: int = 30
+    max_attempts: int = 3  # a pairing that failed this often is marked failed, not retried
+    task_time_limit_seconds: int = 1800  # Celery hard limit; the broker's visibility timeout is 2x this
+    worker_concurrency: int = 1
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'arena.db'}"
+
+    @property
+    def resolved_blob_url(self) -> str:
+        return self.blob_url or str(self.data_dir / "blobs")
+
+    @property
+    def embedded_worker(self) -> bool:
+        return self.broker_url == EMBEDDED_BROKER
+
+    def check(self) -> Settings:
+        """Fail fast on values that cannot work or are unsafe in production; returns self."""
+        if self.env not in ("development", "production"):
+            raise SettingsError(f"ARENA_ENV must be 'development' or 'production', got {self.env!r}")
+        if self.env == "production":
+            unsafe = [
+                name
+                for name, bad in (
+                    ("ARENA_DATABASE_URL", self.resolved_database_url.startswith("sqlite")),
+                    ("ARENA_BROKER_URL", self.embedded_worker),
+                    ("ARENA_BLOB_URL", not self.blob_url),
+                )
+                if bad
+            ]
+            if unsafe:
+                raise SettingsError(f"production needs explicit, non-embedded {', '.join(unsafe)}")
+        for name in ("max_upload_bytes", "uploads_per_hour", "lease_seconds", "max_attempts", "port"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"ARENA_{name.upper()} must be positive, got {getattr(self, name)}")
+        if self.heartbeat_seconds * 3 > self.lease_seconds:
+            raise SettingsError("ARENA_HEARTBEAT_SECONDS must be at most a third of ARENA_LEASE_SECONDS")
+        return self
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from `ARENA_<FIELD>` variables of `environ` (default os.environ), checked."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for spec in fields(Settings):
+        raw = environ.get(f"ARENA_{spec.name.upper()}")
+        if raw is None:
+            continue
+        kind = type(spec.default)
+        try:
+            values[spec.name] = kind(raw)
+        except ValueError:
+            raise SettingsError(f"ARENA_{spec.name.upper()} must be {kind.__name__}, got {raw!r}") from None
+    return Settings(**values).check()

@@ -1,0 +1,60 @@
+"""Ladders (one game version with one compute budget) and the house bots that anchor them."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, select
+
+from arena_games.registry import get_game
+from arena_platform.models import Bot, Ladder
+
+# The house bots of every ladder: they need no upload and anchor the rating scale (their mean
+# rating is pinned). `uct` searches with the ladder's budget, with random rollouts as its values.
+HOUSE_BOTS = (("random", "random"), ("uct", "uct"))  # (name, player kind)
+
+
+def ladder_name(game: str, version: int, simulations: int) -> str:
+    return f"{game}-v{version}-{simulations}"
+
+
+def ensure_ladder(session: Session, *, game: str, simulations: int, seed: int = 0) -> Ladder:
+    """The ladder of the current version of `game` at `simulations` per move, with its house bots.
+
+    Creates both when missing (and flushes them, so they have ids); the caller commits.
+    """
+    spec = get_game(game).spec
+    ladder = session.exec(
+        select(Ladder).where(
+            Ladder.game == game, Ladder.game_version == spec.version, Ladder.simulations == simulations
+        )
+    ).first()
+    if ladder is None:
+        ladder = Ladder(
+            name=ladder_name(game, spec.version, simulations),
+            game=game,
+            game_version=spec.version,
+            simulations=simulations,
+            seed=seed,
+        )
+        session.add(ladder)
+        session.flush()
+        for name, player in HOUSE_BOTS:
+            session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=player))
+        session.flush()
+    return ladder
+
+
+def list_ladders(session: Session) -> list[Ladder]:
+    return list(session.exec(select(Ladder).order_by(Ladder.id)))
+
+
+def get_ladder(session: Session, *, ladder_id: int) -> Ladder | None:
+    return session.get(Ladder, ladder_id)
+
+
+def find_ladder(session: Session, *, game: str, simulations: int | None = None) -> Ladder | None:
+    """The ladder of the current version of `game` (the one at `simulations` when given)."""
+    version = get_game(game).spec.version
+    query = select(Ladder).where(Ladder.game == game, Ladder.game_version == version)
+    if simulations is not None:
+        query = query.where(Ladder.simulations == simulations)
+    return session.exec(query.order_by(Ladder.id)).first()
