@@ -1,0 +1,47 @@
+"""The limits an uploaded model is validated against; sizes in bytes, times in milliseconds/seconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ValidationLimits:
+    """What a bot may be. Defaults fit the ladders' networks with a wide margin (ARCHITECTURE §8).
+
+    The opset and IR ranges are the ones torch.onnx.export (dynamo=False) writes and ONNX Runtime
+    1.31 runs: opset 13 -> IR 7, opsets 17-18 -> IR 8, 20 -> IR 9, 21 -> IR 10.
+    Tensor and memory bounds are taken at `max_batch` positions, the largest batch a worker sends.
+    """
+
+    max_file_bytes: int = 64 * _MiB  # checked before the file is parsed
+    min_ir_version: int = 7
+    max_ir_version: int = 10
+    min_opset: int = 13
+    max_opset: int = 21
+    max_subgraph_depth: int = 8  # nesting of graphs inside node attributes, walked before refusing
+    max_nodes: int = 2_000  # a 20-block resnet has about 150
+    max_parameter_bytes: int = 64 * _MiB  # initializers and constants, as declared by their shapes
+    max_batch: int = 256
+    max_tensor_bytes: int = 256 * _MiB  # any one tensor at max_batch
+    max_activation_bytes: int = 1024 * _MiB  # tensors alive at once, at max_batch
+    max_flops_per_position: int = 10_000_000_000  # multiply-adds count 2
+    inference_memory_bytes: int = 2048 * _MiB  # the address space of onnx's checker and shape inference
+    inference_timeout_s: float = 60.0
+    # the runtime smoke test, on positions from random games of the real engine
+    smoke_games: int = 4
+    smoke_max_steps: int = 400  # per game
+    smoke_positions: int = 64
+    latency_runs_batch1: int = 50
+    latency_runs_batch32: int = 10
+    max_latency_ms: float = 200.0  # the p95 of one position's evaluation (batch 1)
+    value_tolerance: float = 1e-4  # how far `value` may stray outside its range
+    batch_tolerance: float = 1e-3  # a position's outputs alone and inside a batch of 32 agree this well
+    host_memory_bytes: int = 2048 * _MiB  # the model host's address space during the smoke test
+    host_call_timeout_s: float = 10.0
+    seed: int = 0  # of the random games
+
+
+DEFAULT_LIMITS = ValidationLimits()
