@@ -1,0 +1,185 @@
+"""Who plays whom next on a ladder: a pure function over plain data (ARCHITECTURE §4, §5).
+
+Contract of `next_pairings(state, count, rng, policy)`:
+- A pairing is the unit of play: two games from one opening with seats swapped. The returned list
+  holds at most `count` pairings in booking order; fewer when the in-flight cap (or a ladder of
+  fewer than two bots) leaves nothing admissible. The caller records them as in flight.
+- The state is a snapshot: the active bots, pairings finished and in flight per unordered pair
+  (pairs naming inactive bots are ignored) and the current ratings. Nothing is read elsewhere; the
+  only randomness is `rng`, so the same state and generator state give the same pairings.
+
+The order of play:
+1. Introduction. House bots count as older than every other bot; otherwise bots are ordered by
+   creation, then name. A bot's introduction is its debt to every older bot: `house_pairings`
+   pairings with each house bot, then one with every other bot (a round robin). While a bot owes a
+   house bot it plays only house bots, and a non-house bot in that stage is not drawn into a newer
+   bot's round robin either. Admissible introduction pairings are booked before anything else, for
+   the bot with the fewest pairings scheduled first, against its oldest creditor.
+2. Everyone else (introduction complete): the first bot is one with the fewest pairings scheduled
+   (fair share; ties drawn at random). With probability `informative_share` its opponent is the one
+   whose game teaches the most (expected information gain, below), otherwise a uniformly random one:
+   pairing only close ratings was measured to distort the scale.
+Throughout, no bot has more than `max_in_flight` pairings in flight, so no bot hogs the workers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.special import expit
+
+from arena_platform.ratings import ELO_PER_LOGIT, Z_95
+
+UNRATED_SD = 400.0 / ELO_PER_LOGIT  # logits: the belief about a bot with no rating yet, at the anchor level
+
+Reason = Literal["introduction", "informative", "random"]
+
+
+@dataclass(frozen=True)
+class LadderBot:
+    name: str
+    is_house: bool = False
+    created: int = 0  # creation order: lower is older
+
+
+@dataclass(frozen=True)
+class LadderState:
+    """A snapshot of one ladder. Pair keys are unordered: (a, b) and (b, a) mean the same pair."""
+
+    bots: tuple[LadderBot, ...]  # the active bots
+    played: Mapping[tuple[str, str], int]  # finished pairings per pair
+    in_flight: Mapping[tuple[str, str], int]  # scheduled, unfinished pairings per pair
+    ratings: Mapping[str, tuple[float, float]]  # bot -> (rating, 95% half-width) in Elo; absent: unrated
+
+
+@dataclass(frozen=True)
+class SchedulePolicy:
+    house_pairings: int = 2  # pairings owed to each house bot (and between house bots)
+    informative_share: float = 0.7  # of the pairings after introduction; the rest are random
+    max_in_flight: int = 2  # pairings in flight per bot
+
+
+DEFAULT_POLICY = SchedulePolicy()
+
+
+@dataclass(frozen=True)
+class Pairing:
+    first: str
+    second: str
+    reason: Reason
+
+
+def next_pairings(
+    state: LadderState,
+    count: int,
+    rng: np.random.Generator,
+    policy: SchedulePolicy = DEFAULT_POLICY,
+) -> list[Pairing]:
+    """Up to `count` pairings to play next (see the module's contract)."""
+    plan = _Plan(state, policy)
+    pairings = []
+    for _ in range(count):
+        pairing = plan.introduction() or plan.settled(rng)
+        if pairing is None:
+            break
+        pairings.append(pairing)
+    return pairings
+
+
+class _Plan:
+    """The mutable working copy of a LadderState while one call books pairings.
+
+    Bots are indexed oldest first (house bots first); matrices are (N, N) and symmetric, counts in
+    pairings; means and variances are in logits relative to the anchor.
+    """
+
+    def __init__(self, state: LadderState, policy: SchedulePolicy) -> None:
+        bots = sorted(state.bots, key=lambda bot: (not bot.is_house, bot.created, bot.name))
+        self.names = [bot.name for bot in bots]
+        self.is_house = np.array([bot.is_house for bot in bots], dtype=bool)
+        self.policy = policy
+        index = {name: k for k, name in enumerate(self.names)}
+        self.in_flight = np.zeros((len(bots), len(bots)), dtype=np.int64)
+        _add_pair_counts(self.in_flight, state.in_flight, index)
+        self.scheduled = self.in_flight.copy()
+        _add_pair_counts(self.scheduled, state.played, index)
+        either_house = self.is_house[:, None] | self.is_house[None, :]
+        self.required = np.tril(np.where(either_house, policy.house_pairings, 1), k=-1)  # [newer, older]
+        self.mean, self.variance = _beliefs(self.names, state.ratings)
+
+    def introduction(self) -> Pairing | None:
+        """The next introduction pairing, or None when none is admissible now."""
+        owed = self.required > self.scheduled  # [x, y]: x still owes older y a pairing
+        in_house_stage = (owed & self.is_house[None, :]).any(axis=1)
+        stage_allows = self.is_house[None, :] | ~in_house_stage[:, None]  # [p, q]: p may play q now
+        free = self._free()
+        admissible = owed & stage_allows & stage_allows.T & free[:, None] & free[None, :]
+        candidates = np.flatnonzero(admissible.any(axis=1))
+        if not candidates.size:
+            return None
+        totals = self.scheduled.sum(axis=1)
+        x = candidates[np.argmin(totals[candidates])]  # fewest scheduled, then oldest
+        return self._book(x, int(np.argmax(admissible[x])), "introduction")
+
+    def settled(self, rng: np.random.Generator) -> Pairing | None:
+        """The next pairing between introduced bots, or None when fewer than two are free."""
+        introduced = ~(self.required > self.scheduled).any(axis=1)
+        pool = np.flatnonzero(introduced & self._free())
+        if pool.size < 2:
+            return None
+        totals = self.scheduled.sum(axis=1)[pool]
+        x = rng.choice(pool[totals == totals.min()])
+        opponents = pool[pool != x]
+        if rng.random() < self.policy.informative_share:
+            gain = _information_gain(self.mean, self.variance, x, opponents)
+            return self._book(x, opponents[np.argmax(gain)], "informative")
+        return self._book(x, rng.choice(opponents), "random")
+
+    def _free(self) -> np.ndarray:
+        """(N,) bool: bots below the in-flight cap."""
+        return self.in_flight.sum(axis=1) < self.policy.max_in_flight
+
+    def _book(self, x: int, y: int, reason: Reason) -> Pairing:
+        for matrix in (self.in_flight, self.scheduled):
+            matrix[x, y] += 1
+            matrix[y, x] += 1
+        return Pairing(first=self.names[x], second=self.names[y], reason=reason)
+
+
+def _add_pair_counts(
+    matrix: np.ndarray, counts: Mapping[tuple[str, str], int], index: dict[str, int]
+) -> None:
+    """Adds unordered pair counts into a symmetric (N, N) matrix, skipping pairs with inactive bots."""
+    for (a, b), count in counts.items():
+        if a in index and b in index and a != b:
+            matrix[index[a], index[b]] += count
+            matrix[index[b], index[a]] += count
+
+
+def _beliefs(names: list[str], ratings: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) means and (N,) variances in logits: the table's ratings, or the anchor level +- UNRATED_SD."""
+    mean, variance = np.zeros(len(names)), np.full(len(names), UNRATED_SD**2)
+    for k, name in enumerate(names):
+        if name in ratings:
+            rating, half_width = ratings[name]
+            mean[k] = rating / ELO_PER_LOGIT
+            variance[k] = min((half_width / Z_95 / ELO_PER_LOGIT) ** 2, UNRATED_SD**2)
+    return mean, variance
+
+
+def _information_gain(mean: np.ndarray, variance: np.ndarray, x: int, others: np.ndarray) -> np.ndarray:
+    """(K,) the expected drop of var(x) + var(other) (logits^2) from one game between x and each other.
+
+    Independent Gaussian beliefs updated by one Bradley-Terry game linearised at the mean (the
+    Weng-Lin update with tau = 0): with v = var_x + var_y and I = p (1 - p) the game's Fisher
+    information, var_x drops by var_x^2 I / (1 + v I), and var_y alike. p is the win probability
+    averaged over the beliefs (the probit approximation), so close ratings and wide intervals gain most.
+    """
+    spread = variance[x] + variance[others]
+    p = expit((mean[x] - mean[others]) / np.sqrt(1.0 + math.pi * spread / 8.0))
+    information = p * (1.0 - p)
+    return information * (variance[x] ** 2 + variance[others] ** 2) / (1.0 + information * spread)

@@ -1,0 +1,164 @@
+"""The scheduler: introductions first, then 70% informative and 30% random pairings, shared fairly."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from arena_platform.scheduling import (
+    LadderBot,
+    LadderState,
+    Pairing,
+    SchedulePolicy,
+    next_pairings,
+)
+
+HOUSE = (LadderBot("house-random", is_house=True), LadderBot("house-mcts", is_house=True, created=1))
+REGULARS = tuple(LadderBot(f"bot{k}", created=10 + k) for k in range(6))
+
+
+def introduced(bots: tuple[LadderBot, ...], house_pairings: int = 2) -> Counter[tuple[str, str]]:
+    """Played counts with every introduction complete."""
+    played: Counter[tuple[str, str]] = Counter()
+    for a, b in itertools.combinations(bots, 2):
+        played[(a.name, b.name)] = house_pairings if a.is_house or b.is_house else 1
+    return played
+
+
+def spread_ratings(bots: tuple[LadderBot, ...]) -> dict[str, tuple[float, float]]:
+    """Ratings 100 Elo apart, +-60 each."""
+    return {bot.name: (100.0 * k, 60.0) for k, bot in enumerate(bots)}
+
+
+def play_rounds(
+    bots: tuple[LadderBot, ...], played: Counter, rounds: int, per_round: int, seed: int
+) -> list[list[Pairing]]:
+    """Rounds of booking pairings and finishing them all before the next round."""
+    rng = np.random.default_rng(seed)
+    booked = []
+    for _ in range(rounds):
+        pairings = next_pairings(LadderState(bots, played, {}, spread_ratings(bots)), per_round, rng)
+        played.update((p.first, p.second) for p in pairings)
+        booked.append(pairings)
+    return booked
+
+
+def opponents_in_order(booked: list[list[Pairing]], bot: str) -> list[Pairing]:
+    return [p for pairings in booked for p in pairings if bot in (p.first, p.second)]
+
+
+def other(pairing: Pairing, bot: str) -> str:
+    return pairing.second if pairing.first == bot else pairing.first
+
+
+def test_a_new_bot_plays_the_house_bots_then_a_round_robin_first():
+    ladder = HOUSE + REGULARS
+    newcomer = LadderBot("newcomer", created=99)
+    booked = play_rounds((*ladder, newcomer), introduced(ladder), rounds=12, per_round=4, seed=1)
+    own = opponents_in_order(booked, "newcomer")
+    house_pairs, round_robin = own[:4], own[4:10]
+    assert Counter(other(p, "newcomer") for p in house_pairs) == {"house-random": 2, "house-mcts": 2}
+    assert sorted(other(p, "newcomer") for p in round_robin) == [bot.name for bot in REGULARS]
+    assert all(p.reason == "introduction" for p in own[:10])
+    assert all(p.reason != "introduction" for p in own[10:])
+    # Meanwhile the other bots keep playing: the newcomer never holds all the workers.
+    assert all(len(pairings) == 4 for pairings in booked)
+
+
+def test_on_a_new_ladder_every_bot_meets_the_house_bots_before_anyone_else():
+    ladder = HOUSE + REGULARS
+    booked = play_rounds(ladder, Counter(), rounds=30, per_round=3, seed=2)
+    for bot in REGULARS:
+        own = opponents_in_order(booked, bot.name)
+        assert {other(p, bot.name) for p in own[:4]} == {"house-random", "house-mcts"}
+        assert {other(p, bot.name) for p in own[:10]} == {b.name for b in ladder} - {bot.name}
+    introductions = [p for pairings in booked for p in pairings if p.reason == "introduction"]
+    assert len(introductions) == 2 + 2 * 2 * len(REGULARS) + len(REGULARS) * (len(REGULARS) - 1) // 2
+
+
+def test_seventy_percent_of_settled_pairings_go_where_they_teach_the_most():
+    ladder = HOUSE + REGULARS
+    booked = play_rounds(ladder, introduced(ladder), rounds=500, per_round=4, seed=3)
+    reasons = Counter(p.reason for pairings in booked for p in pairings)
+    assert reasons["introduction"] == 0
+    share = reasons["informative"] / reasons.total()
+    assert share == pytest.approx(0.7, abs=3 * np.sqrt(0.21 / reasons.total()))
+    ratings = spread_ratings(ladder)
+
+    def mean_gap(reason: str) -> float:
+        gaps = [
+            abs(ratings[p.first][0] - ratings[p.second][0]) for b in booked for p in b if p.reason == reason
+        ]
+        return float(np.mean(gaps))
+
+    assert mean_gap("informative") < 0.6 * mean_gap("random")
+
+
+def test_the_informative_opponent_is_close_and_uncertain():
+    bots = (LadderBot("me"), LadderBot("close-wide"), LadderBot("close-narrow"), LadderBot("far-wide"))
+    played = introduced(bots)
+    played.update(
+        {("close-wide", "close-narrow"): 5, ("close-narrow", "far-wide"): 5, ("close-wide", "far-wide"): 5}
+    )
+    ratings = {
+        "me": (0.0, 100.0),
+        "close-wide": (20.0, 150.0),
+        "close-narrow": (10.0, 10.0),
+        "far-wide": (700.0, 150.0),
+    }
+    state = LadderState(bots, played, {}, ratings)
+    always_informative = SchedulePolicy(informative_share=1.0)
+    [pairing] = next_pairings(state, 1, np.random.default_rng(0), always_informative)
+    assert (pairing.first, pairing.second, pairing.reason) == ("me", "close-wide", "informative")
+
+
+def test_no_bot_exceeds_its_in_flight_cap_and_games_are_shared_fairly():
+    """Asynchronous workers: each step one pairing finishes and the free workers get new ones."""
+    ladder = HOUSE + REGULARS
+    played, in_flight = introduced(ladder), Counter()
+    rng = np.random.default_rng(4)
+    workers = 5
+    for _ in range(600):
+        state = LadderState(ladder, played, dict(in_flight), spread_ratings(ladder))
+        for p in next_pairings(state, workers - in_flight.total(), rng):
+            in_flight[(p.first, p.second)] += 1
+        per_bot = Counter(name for pair, count in in_flight.items() for name in pair for _ in range(count))
+        assert max(per_bot.values()) <= SchedulePolicy().max_in_flight
+        finished = list(in_flight.elements())[rng.integers(in_flight.total())]
+        in_flight[finished] -= 1
+        played[finished] += 1
+    totals = Counter(name for pair, count in played.items() for name in pair for _ in range(count))
+    assert max(totals.values()) <= 1.05 * min(totals.values())  # about 160 pairings each
+
+
+def test_the_cap_stops_booking_when_every_bot_is_busy():
+    ladder = HOUSE + REGULARS
+    busy = {("bot0", "bot1"): 2, ("bot2", "bot3"): 1}
+    state = LadderState(ladder, introduced(ladder), busy, spread_ratings(ladder))
+    pairings = next_pairings(state, 100, np.random.default_rng(5))
+    in_flight = Counter(name for p in pairings for name in (p.first, p.second))
+    in_flight.update(name for pair, count in busy.items() for name in pair for _ in range(count))
+    assert max(in_flight.values()) <= 2
+    assert "bot0" not in {name for p in pairings for name in (p.first, p.second)}
+    assert len(pairings) < 100
+
+
+def test_the_same_seed_gives_the_same_pairings():
+    ladder = HOUSE + REGULARS
+    first = play_rounds(ladder, Counter(), rounds=40, per_round=3, seed=6)
+    again = play_rounds(ladder, Counter(), rounds=40, per_round=3, seed=6)
+    other_seed = play_rounds(ladder, Counter(), rounds=40, per_round=3, seed=7)
+    assert first == again
+    assert first != other_seed
+
+
+def test_tiny_ladders_and_inactive_bots():
+    rng = np.random.default_rng(8)
+    lonely = LadderState((LadderBot("alone"),), {("alone", "retired"): 3}, {}, {})
+    assert next_pairings(lonely, 5, rng) == []
+    pair = LadderState((LadderBot("a"), LadderBot("b")), {("retired", "a"): 7}, {}, {})
+    assert next_pairings(pair, 0, rng) == []
+    assert next_pairings(pair, 1, rng) == [Pairing("b", "a", "introduction")]
