@@ -1,0 +1,301 @@
+"""How fast the tree search runs, as ratios measured in one run (`--quick` for a short one).
+
+1. Bobail, the seed's AlphaZero network (6 residual blocks x 75 filters on 43x5x5, policy 200 +
+   value; built with torch, exported with dynamo=False): ONNX Runtime's own evaluations/s at the
+   batch the search achieves (the limit), our simulations/s through the ModelHost with 64 games
+   searched in lockstep, and the one-game loop (one evaluation per call). Target: >= 0.8 of the
+   limit.
+2. A small MLP of the Spring 2021 shape (534 -> 96 -> 96 -> 38 + value) on a synthetic game of 38
+   actions: inference costs microseconds, so the search's own Python cost shows: microseconds per
+   simulation outside the model call (tree code, plus the synthetic game's functions and input
+   stacking, both about 1-3 us), for 64 games and for one.
+
+Run: .venv/bin/python bench/search.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.host import ModelHost
+from arena_bots.match import Request
+from arena_bots.mcts import SearchConfig, search
+from arena_bots.runtime import InProcessSession
+from arena_games.api import Game, GameSpec
+from arena_games.bobail import GAME as BOBAIL
+
+GAMES = 64  # searched together, as a worker plays them
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, filters: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(filters, filters, 3, padding=1, bias=False),
+            nn.BatchNorm2d(filters),
+            nn.ReLU(),
+            nn.Conv2d(filters, filters, 3, padding=1, bias=False),
+            nn.BatchNorm2d(filters),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.body(x))
+
+
+class AlphaZeroNet(nn.Module):
+    """The seed's Bobail network: a residual tower, a policy head (logits) and a tanh value head."""
+
+    def __init__(self, planes: int = 43, filters: int = 75, blocks: int = 6, actions: int = 200) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(planes, filters, 3, padding=1, bias=False), nn.BatchNorm2d(filters), nn.ReLU()
+        )
+        self.tower = nn.Sequential(*(ResidualBlock(filters) for _ in range(blocks)))
+        self.policy = nn.Sequential(
+            nn.Conv2d(filters, 2, 1, bias=False),
+            nn.BatchNorm2d(2),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(50, actions),
+        )
+        self.value = nn.Sequential(
+            nn.Conv2d(filters, 1, 1, bias=False),
+            nn.BatchNorm2d(1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(25, 64),
+            nn.ReLU(),
+            nn.Linear(64, 1),
+            nn.Tanh(),
+        )
+
+    def forward(self, board: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.tower(self.stem(board))
+        return self.policy(features), self.value(features)
+
+
+class SpringMlp(nn.Module):
+    """The Spring 2021 shape: 534 inputs, two hidden layers of 96, 38 policy logits and a tanh value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(534, 96), nn.ReLU(), nn.Linear(96, 96), nn.ReLU())
+        self.policy = nn.Linear(96, 38)
+        self.value = nn.Sequential(nn.Linear(96, 1), nn.Tanh())
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.body(features)
+        return self.policy(hidden), self.value(hidden)
+
+
+def to_onnx(model: nn.Module, input_name: str, shape: tuple[int, ...]) -> bytes:
+    """The model in eval mode as ONNX bytes with a dynamic batch (TorchScript exporter)."""
+    torch.manual_seed(0)
+    buffer = io.BytesIO()
+    torch.onnx.export(
+        model.eval(),
+        (torch.zeros(1, *shape),),
+        buffer,
+        input_names=[input_name],
+        output_names=["policy", "value"],
+        dynamic_axes={name: {0: "batch"} for name in (input_name, "policy", "value")},
+        dynamo=False,
+    )
+    return buffer.getvalue()
+
+
+class TimedBackend:
+    """Counts rows and time spent in the wrapped backend's `run`."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend, self.seconds, self.rows, self.calls = backend, 0.0, 0, 0
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        outputs = self.backend.run(inputs)
+        self.seconds += time.perf_counter() - start
+        self.rows += len(next(iter(inputs.values())))
+        self.calls += 1
+        return outputs
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One search call: wall time, descents, model rows and calls, and time inside the model."""
+
+    label: str
+    seconds: float
+    simulations: int
+    evaluations: int
+    calls: int
+    model_seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return self.simulations / self.seconds
+
+    @property
+    def batch(self) -> float:
+        return self.evaluations / self.calls
+
+    @property
+    def overhead_us(self) -> float:
+        """Microseconds per simulation outside the model call."""
+        return (self.seconds - self.model_seconds) / self.simulations * 1e6
+
+    @property
+    def model_us(self) -> float:
+        return self.model_seconds / self.simulations * 1e6
+
+
+def measure_search(game: Game, backend: Any, states: list[Any], simulations: int, leaves: int = 1) -> Measure:
+    """One search call over `states` (all searched together), `leaves` per tree and round."""
+    timed = TimedBackend(backend)
+    evaluator = NetworkEvaluator(timed, game)
+    requests = [Request(s, game.to_move(s)[0], np.random.default_rng(i)) for i, s in enumerate(states)]
+    config = SearchConfig(simulations=simulations, leaves_per_round=leaves)
+    start = time.perf_counter()
+    search(game, evaluator, requests, config)
+    seconds = time.perf_counter() - start
+    label = f"{len(states)} game{'s' if len(states) > 1 else ''}, " + (
+        "lockstep" if leaves == 1 else f"virtual loss x{leaves}"
+    )
+    return Measure(label, seconds, simulations * len(states), timed.rows, timed.calls, timed.seconds)
+
+
+def print_table(measures: list[Measure], limit: float | None = None) -> None:
+    """One line per measure: simulations/s (and its share of `limit`), batch, time split."""
+    header = ("sim/s", "of limit", "batch", "us/sim model", "us/sim rest")
+    print(f"  {'search':26s} " + " ".join(f"{name:>12s}" for name in header))
+    for m in measures:
+        share = f"{m.per_second / limit:12.2f}" if limit else f"{'':12s}"
+        numbers = f"{m.per_second:12.0f} {share} {m.batch:12.1f} {m.model_us:12.1f} {m.overhead_us:12.1f}"
+        print(f"  {m.label:26s} {numbers}")
+
+
+def evaluations_per_second(backend: Any, inputs: dict[str, np.ndarray], seconds: float) -> float:
+    """ONNX Runtime's own rate on these inputs, repeated for about `seconds`."""
+    backend.run(inputs)
+    calls, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        backend.run(inputs)
+        calls += 1
+    return calls * len(next(iter(inputs.values()))) / (time.perf_counter() - start)
+
+
+def bobail_positions(count: int) -> list[Any]:
+    """Positions after the seeded openings 0 .. count - 1."""
+    positions = []
+    for seed in range(count):
+        state = BOBAIL.init(seed, None)
+        for joint in BOBAIL.opening(seed, None):
+            state = BOBAIL.step(state, joint)
+        positions.append(state)
+    return positions
+
+
+def bench_bobail(quick: bool) -> None:
+    simulations = 24 if quick else 100
+    model = to_onnx(AlphaZeroNet(), "board", BOBAIL.spec.inputs["board"])
+    positions = bobail_positions(GAMES)
+    with ModelHost(model) as host:
+        measures = [
+            measure_search(BOBAIL, host, positions, simulations),
+            measure_search(BOBAIL, host, positions, simulations, leaves=4),
+            measure_search(BOBAIL, host, positions[:1], simulations * 4),
+            measure_search(BOBAIL, host, positions[:1], simulations * 4, leaves=8),
+        ]
+    lockstep = measures[0]
+    batch = round(lockstep.batch)
+    planes = np.stack([BOBAIL.encode(s, BOBAIL.to_move(s)[0])["board"] for s in positions[:batch]])
+    session = InProcessSession(model, threads=1)
+    limit = evaluations_per_second(session, {"board": planes}, 1.0 if quick else 3.0)
+    limit_one = evaluations_per_second(session, {"board": planes[:1]}, 0.5 if quick else 1.5)
+    session.close()
+    print(f"Bobail AlphaZero network 6x75 (43x5x5 -> 200 + value), {simulations} simulations per search")
+    print(f"  limit: ONNX Runtime in process, 1 thread, batch {batch} (the lockstep's): {limit:.0f} eval/s")
+    print(f"         (batch 1: {limit_one:.0f} evaluations/s)")
+    print_table(measures, limit)
+    print(
+        f"  lockstep over {GAMES} games: {lockstep.per_second / limit:.2f} of the limit, "
+        f"{lockstep.per_second / measures[2].per_second:.1f}x the one-game loop"
+    )
+
+
+# A synthetic game of 38 actions for the MLP: states are (ply, key) with 256 precomputed masks and
+# input vectors, so the game itself costs about a microsecond per call.
+SYNTHETIC_ACTIONS, SYNTHETIC_LENGTH, SYNTHETIC_TABLE = 38, 60, 256
+_TABLE_RNG = np.random.default_rng(2021)
+_MASKS = _TABLE_RNG.random((SYNTHETIC_TABLE, SYNTHETIC_ACTIONS)) < 0.8
+_MASKS[:, -1] = True  # "wait" is always legal
+_FEATURES = (_TABLE_RNG.random((SYNTHETIC_TABLE, 534)) < 0.1).astype(np.float32)
+
+
+def _synthetic_step(state: tuple[int, int], joint: Any) -> tuple[int, int]:
+    ply, key = state
+    return ply + 1, (key * 1_000_003 + joint[0][0] + 1) % 2_147_483_647
+
+
+SYNTHETIC = Game(
+    spec=GameSpec(
+        name="synthetic38",
+        version=1,
+        title="synthetic",
+        num_players=2,
+        inputs={"features": (534,)},
+        heads={"move": SYNTHETIC_ACTIONS},
+        max_length=SYNTHETIC_LENGTH,
+    ),
+    init=lambda seed, config: (0, seed + 1),
+    to_move=lambda state: (state[0] % 2,) if state[0] < SYNTHETIC_LENGTH else (),
+    legal_masks=lambda state, player: (_MASKS[state[1] % SYNTHETIC_TABLE],),
+    step=_synthetic_step,
+    returns=lambda state: (1.0, -1.0) if state[1] % 2 else (-1.0, 1.0),
+    end_reason=lambda state: "length" if state[0] >= SYNTHETIC_LENGTH else "",
+    encode=lambda state, player: {"features": _FEATURES[state[1] % SYNTHETIC_TABLE]},
+    render=str,
+    to_dict=lambda state: {"ply": state[0], "key": state[1]},
+    from_dict=lambda data: (data["ply"], data["key"]),
+    opening=lambda seed, config: (),
+)
+
+
+def bench_mlp(quick: bool) -> None:
+    simulations = 100 if quick else 400
+    model = to_onnx(SpringMlp(), "features", (534,))
+    session = InProcessSession(model, threads=1)
+    positions = [SYNTHETIC.init(seed, None) for seed in range(GAMES)]
+    measures = [
+        measure_search(SYNTHETIC, session, positions, simulations),
+        measure_search(SYNTHETIC, session, positions, simulations, leaves=4),
+        measure_search(SYNTHETIC, session, positions[:1], simulations * 4),
+        measure_search(SYNTHETIC, session, positions[:1], simulations * 4, leaves=8),
+    ]
+    print(f"Spring 2021 MLP (534 -> 96 -> 96 -> 38 + value), synthetic 38-action game, {simulations} sims")
+    print_table(measures)
+    print(
+        f"  search overhead: {measures[0].overhead_us:.1f} us per simulation over {GAMES} games in lockstep"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run")
+    quick = parser.parse_args().quick
+    torch.set_num_threads(1)
+    bench_mlp(quick)
+    bench_bobail(quick)
+
+
+if __name__ == "__main__":
+    main()

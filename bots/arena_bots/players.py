@@ -1,0 +1,209 @@
+"""The players (ARCHITECTURE §3): house bots, the AlphaZero search player, greedy and sampling.
+
+All implement `arena_bots.match.Player`: `decide` answers every request in one call (so a search
+or a network sees the positions of every game at once) and draws every random number from the
+request's own generator. A failing model never raises out of `decide`: the requests it could not
+answer get `Decision(action=None, fault=...)`, and the match loop decides what that costs.
+
+Insights (JSON-safe, for the replay viewer): search players give
+`{"value": root value for the mover, "top": [{"action": [...], "share": visit share, "prior": p}],
+"simulations": n}`; greedy and sampling players give `{"top": [{"action": [...], "share": p}]}`
+with p the probability of the joint action under the softmax they read (per head, multiplied
+across heads), best first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from arena_bots.evaluators import (
+    Evaluator,
+    HeadKind,
+    RolloutEvaluator,
+    encode_batch,
+    head_output,
+    masked_softmax,
+    output_array,
+)
+from arena_bots.match import Decision, Request
+from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action, describe, search
+from arena_games.api import Game
+
+
+class RandomPlayer:
+    """House bot: a uniformly random legal action (per head)."""
+
+    def __init__(self, name: str = "random") -> None:
+        self.name = name
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        return [Decision(action=game.random_action(r.state, r.player, r.rng)) for r in requests]
+
+
+class MctsPlayer:
+    """The AlphaZero player: PUCT search over the evaluator's priors and values.
+
+    `simulations` descents per move after the root's evaluation; `temperature` 0 plays the most
+    visited move, above 0 samples by visits^(1 / temperature). `fpu_reduction`, the Dirichlet
+    root noise and `leaves_per_round` (virtual loss) are as in `arena_bots.mcts.SearchConfig`.
+    """
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        simulations: int = 200,
+        c_puct: float = 1.25,
+        temperature: float = 0.0,
+        *,
+        fpu_reduction: float = 0.0,
+        dirichlet_fraction: float = 0.0,
+        dirichlet_alpha: float = 0.3,
+        leaves_per_round: int = 1,
+        name: str = "mcts",
+    ) -> None:
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.name = name
+        self.evaluator = evaluator
+        self.temperature = temperature
+        self.config = SearchConfig(
+            simulations=simulations,
+            rule="puct",
+            exploration=c_puct,
+            fpu_reduction=fpu_reduction,
+            dirichlet_fraction=dirichlet_fraction,
+            dirichlet_alpha=dirichlet_alpha,
+            leaves_per_round=leaves_per_round,
+        )
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        results = search(game, self.evaluator, requests, self.config)
+        return [
+            _search_decision(result, self.temperature, r.rng)
+            for result, r in zip(results, requests, strict=True)
+        ]
+
+
+class UctPlayer:
+    """House bot: UCT (UCB1, uniform priors) valued by random playouts, most visited move.
+
+    `exploration` is UCB1's constant for values in [-1, 1]; 2 is OpenSpiel's default for its
+    MCTS bot on the same scale. `playouts_per_leaf` random games are averaged per new leaf;
+    `leaves_per_round` as in `arena_bots.mcts.SearchConfig`.
+    """
+
+    def __init__(
+        self,
+        simulations: int = 1000,
+        exploration: float = 2.0,
+        *,
+        playouts_per_leaf: int = 1,
+        leaves_per_round: int = 1,
+        name: str = "uct",
+    ) -> None:
+        self.name = name
+        self.evaluator = RolloutEvaluator(playouts_per_leaf)
+        self.config = SearchConfig(
+            simulations=simulations, rule="uct", exploration=exploration, leaves_per_round=leaves_per_round
+        )
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        results = search(game, self.evaluator, requests, self.config)
+        return [_search_decision(result, 0.0, r.rng) for result, r in zip(results, requests, strict=True)]
+
+
+def _search_decision(result: SearchResult, temperature: float, rng: np.random.Generator) -> Decision:
+    if result.fault:
+        return Decision(action=None, fault=result.fault)
+    return Decision(action=(choose_action(result, temperature, rng),), insight=describe(result))
+
+
+Pick = Callable[[np.ndarray, np.random.Generator], int]  # probabilities (A,) -> chosen action
+
+
+class GreedyPlayer:
+    """The network's most likely action per head: argmax of the masked policy logits (or Q-values
+    with head_kind="q", the DQN bot). One network call per `decide`."""
+
+    def __init__(self, backend: Any, *, head_kind: HeadKind = "policy", name: str = "greedy") -> None:
+        self.name = name
+        self.backend = backend
+        self.head_kind: HeadKind = head_kind
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        return _network_decisions(self.backend, game, requests, self.head_kind, 1.0, _most_likely)
+
+
+class SamplePlayer:
+    """An action drawn per head from softmax(masked logits / temperature). One network call per
+    `decide`."""
+
+    def __init__(
+        self, backend: Any, temperature: float = 1.0, *, head_kind: HeadKind = "policy", name: str = "sample"
+    ) -> None:
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.name = name
+        self.backend = backend
+        self.temperature = temperature
+        self.head_kind: HeadKind = head_kind
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        return _network_decisions(self.backend, game, requests, self.head_kind, self.temperature, _drawn)
+
+
+def _most_likely(probabilities: np.ndarray, rng: np.random.Generator) -> int:
+    return int(np.argmax(probabilities))
+
+
+def _drawn(probabilities: np.ndarray, rng: np.random.Generator) -> int:
+    return int(rng.choice(probabilities.size, p=probabilities))
+
+
+def _network_decisions(
+    backend: Any, game: Game, requests: Sequence[Request], kind: HeadKind, temperature: float, pick: Pick
+) -> list[Decision]:
+    """One decision per request from one network call: `pick` per head over the masked softmax."""
+    try:
+        heads, broken = _head_probabilities(backend, game, requests, kind, temperature)
+    except Exception as error:  # the model or its host failed: no request can be answered
+        return [Decision(action=None, fault=f"{type(error).__name__}: {error}")] * len(requests)
+    decisions = []
+    for row, request in enumerate(requests):
+        if broken[row]:
+            decisions.append(Decision(action=None, fault="the model gave non-finite outputs"))
+            continue
+        probabilities = [head[row] for head in heads]
+        action = tuple(pick(p, request.rng) for p in probabilities)
+        decisions.append(Decision(action=action, insight={"top": _top_joint_actions(probabilities)}))
+    return decisions
+
+
+def _head_probabilities(
+    backend: Any, game: Game, requests: Sequence[Request], kind: HeadKind, temperature: float
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per head the (n, A) masked softmax of its output, and the (n,) rows with non-finite outputs."""
+    states, players = [r.state for r in requests], [r.player for r in requests]
+    outputs = backend.run(encode_batch(game, states, players))
+    masks = [game.legal_masks(state, player) for state, player in zip(states, players, strict=True)]
+    heads, broken = [], np.zeros(len(requests), dtype=bool)
+    for index, (head, size) in enumerate(game.spec.heads.items()):
+        logits = output_array(outputs, head_output(game, head, kind), (len(requests), size))
+        legal = np.stack([mask[index] for mask in masks])
+        probabilities, head_broken = masked_softmax(logits, legal, temperature)
+        heads.append(probabilities)
+        broken |= head_broken
+    return heads, broken
+
+
+def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> list[dict[str, Any]]:
+    """The `count` most likely joint actions, heads independent (exact: a beam of `count` per head)."""
+    best: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
+    for probabilities in heads:
+        likely = [int(i) for i in np.argsort(-probabilities, kind="stable")[:count] if probabilities[i] > 0]
+        joined = [((*action, i), share * float(probabilities[i])) for action, share in best for i in likely]
+        best = sorted(joined, key=lambda entry: -entry[1])[:count]
+    return [{"action": list(action), "share": round(share, 4)} for action, share in best]

@@ -1,0 +1,254 @@
+"""The players: house bots, search players, greedy and sampling over fake and real backends."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.match import MatchSetup, Request, play, play_many
+from arena_bots.players import GreedyPlayer, MctsPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_games.api import Game, GameSpec
+
+LEGAL = {"angle": [True, True, False, True], "thrust": [False, True, True]}
+
+
+def pick_game(heads: Sequence[str] = ("angle",)) -> Game:
+    """Four moves, players alternating, with the fixed legal masks LEGAL of the given heads."""
+    masks = tuple(np.array(LEGAL[head]) for head in heads)
+    spec = GameSpec(
+        name="pick",
+        version=1,
+        title="pick",
+        num_players=2,
+        inputs={"moves": (1,)},
+        heads={head: len(LEGAL[head]) for head in heads},
+        max_length=4,
+    )
+    return Game(
+        spec=spec,
+        init=lambda seed, config: 0,
+        to_move=lambda state: (state % 2,) if state < 4 else (),
+        legal_masks=lambda state, player: masks,
+        step=lambda state, joint: state + 1,
+        returns=lambda state: (0.0, 0.0),
+        end_reason=lambda state: "done" if state == 4 else "",
+        encode=lambda state, player: {"moves": np.array([state], dtype=np.float32)},
+        render=str,
+        to_dict=lambda state: {"moves": state},
+        from_dict=lambda data: data["moves"],
+        opening=lambda seed, config: (),
+    )
+
+
+class FixedBackend:
+    """Returns the same outputs for every row; `broken_rows` get NaN; `error` is raised instead."""
+
+    def __init__(self, outputs: Mapping[str, Sequence[float]], broken_rows=(), error=None) -> None:
+        self.outputs, self.broken_rows, self.error = outputs, broken_rows, error
+        self.calls = 0
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        rows = len(inputs["moves"])
+        result = {
+            name: np.tile(np.asarray(values, dtype=np.float32), (rows, 1))
+            for name, values in self.outputs.items()
+        }
+        for array in result.values():
+            array[list(self.broken_rows)] = np.nan
+        return result
+
+
+def requests_for(game: Game, count: int, seed: int = 0) -> list[Request]:
+    state = game.init(seed, None)
+    return [Request(state, 0, np.random.default_rng((seed, i))) for i in range(count)]
+
+
+def test_random_player_plays_legal_moves_drawn_from_the_request() -> None:
+    game = pick_game(("angle", "thrust"))
+    first = RandomPlayer().decide(game, requests_for(game, 50))
+    again = RandomPlayer().decide(game, requests_for(game, 50))
+    assert [d.action for d in first] == [d.action for d in again]
+    assert {d.action[0] for d in first} == {0, 1, 3}
+    assert {d.action[1] for d in first} == {1, 2}
+
+
+def test_greedy_takes_the_best_legal_action() -> None:
+    game = pick_game()
+    backend = FixedBackend({"policy": [0.0, 1.0, 9.0, 2.0]})  # the favourite, 2, is illegal
+    decisions = GreedyPlayer(backend).decide(game, requests_for(game, 3))
+    assert backend.calls == 1
+    assert [d.action for d in decisions] == [(3,)] * 3
+    top = decisions[0].insight["top"]
+    assert [move["action"] for move in top] == [[3], [1], [0]]
+    assert abs(sum(move["share"] for move in top) - 1) < 1e-3
+
+
+def test_greedy_dqn_takes_the_argmax_of_each_head() -> None:
+    game = pick_game(("angle", "thrust"))
+    backend = FixedBackend({"q_angle": [0.5, 0.2, 3.0, 0.1], "q_thrust": [7.0, -1.0, 1.0]})
+    (decision,) = GreedyPlayer(backend, head_kind="q").decide(game, requests_for(game, 1))
+    assert decision.action == (0, 2)
+    top = json.loads(json.dumps(decision.insight))["top"]
+    assert top[0]["action"] == [0, 2]
+    assert len(top) == 6
+    assert top[0]["share"] >= top[1]["share"]
+
+
+def test_sample_follows_the_softmax_at_its_temperature() -> None:
+    game = pick_game()
+    backend = FixedBackend({"policy": [0.0, math.log(3.0), 50.0, 0.0]})  # legal odds 1 : 3 : 1
+    warm = SamplePlayer(backend).decide(game, requests_for(game, 3000))
+    shares = np.bincount([d.action[0] for d in warm], minlength=4) / 3000
+    np.testing.assert_allclose(shares, [0.2, 0.6, 0.0, 0.2], atol=0.03)
+    cold = SamplePlayer(backend, temperature=0.2).decide(game, requests_for(game, 500))
+    assert sum(d.action == (1,) for d in cold) > 480  # odds 1 : 243 : 1
+
+
+def test_a_failing_backend_faults_every_request() -> None:
+    game = pick_game()
+    host = pytest.importorskip("arena_bots.host", reason="the model host is not written yet")
+    error = host.ModelFault("timeout", "the model took longer than 10 s")
+    for player in (GreedyPlayer(FixedBackend({}, error=error)), SamplePlayer(FixedBackend({}, error=error))):
+        decisions = player.decide(game, requests_for(game, 2))
+        assert [d.action for d in decisions] == [None, None]
+        assert all("timeout" in d.fault for d in decisions)
+
+
+def test_non_finite_outputs_fault_only_their_request() -> None:
+    game = pick_game()
+    backend = FixedBackend({"policy": [0.0, 1.0, 0.0, 2.0]}, broken_rows=[1])
+    decisions = GreedyPlayer(backend).decide(game, requests_for(game, 3))
+    assert [d.action for d in decisions] == [(3,), None, (3,)]
+    assert "non-finite" in decisions[1].fault
+
+
+def test_a_missing_output_is_a_fault_not_an_exception() -> None:
+    game = pick_game()
+    (decision,) = GreedyPlayer(FixedBackend({"logits": [0.0] * 4})).decide(game, requests_for(game, 1))
+    assert decision.action is None
+    assert "no output 'policy'" in decision.fault
+
+
+def test_mcts_player_answers_every_request_with_an_insight() -> None:
+    game = pick_game()
+    backend = FixedBackend({"policy": [0.0, 1.0, 0.0, 2.0], "value": [0.0]})
+    player = MctsPlayer(NetworkEvaluator(backend, game), simulations=12)
+    decisions = player.decide(game, requests_for(game, 4))
+    assert backend.calls <= 13  # the roots, then one batch per round
+    for decision in decisions:
+        assert decision.action in {(0,), (1,), (3,)}
+        insight = json.loads(json.dumps(decision.insight))
+        assert insight["simulations"] == 12
+        assert insight["top"][0]["action"] == list(decision.action)
+
+
+def test_mcts_player_turns_model_faults_into_decision_faults() -> None:
+    game = pick_game()
+    player = MctsPlayer(NetworkEvaluator(FixedBackend({}, error=OSError("host gone")), game), simulations=5)
+    decisions = player.decide(game, requests_for(game, 2))
+    assert [d.fault for d in decisions] == ["OSError: host gone"] * 2
+
+
+def test_mcts_player_with_temperature_samples_from_the_request() -> None:
+    game = pick_game()
+    backend = FixedBackend({"policy": [0.0, 0.0, 0.0, 0.0], "value": [0.0]})
+    player = MctsPlayer(NetworkEvaluator(backend, game), simulations=30, temperature=1.0)
+    actions = {d.action for d in player.decide(game, requests_for(game, 40))}
+    assert actions == {(0,), (1,), (3,)}
+
+
+def registered_game(name: str) -> Game:
+    try:
+        registry = importlib.import_module("arena_games.registry")
+    except ImportError as error:
+        pytest.skip(f"arena_games.registry does not import yet: {error}")
+    return registry.get_game(name)
+
+
+def search_insights(steps: Sequence) -> list[dict]:
+    """The insights of a replay's steps that have one (the random player's moves have none)."""
+    return [insight for step in steps for insight in step.insights if insight]
+
+
+@pytest.mark.parametrize(("name", "simulations"), [("bobail", 40), ("pente", 6)])
+def test_uct_plays_a_whole_game_against_random(name: str, simulations: int) -> None:
+    game = registered_game(name)
+    result = play(game, [UctPlayer(simulations=simulations), RandomPlayer()], seed=3)
+    assert result.forfeit is None
+    assert result.end_reason
+    insights = search_insights(result.replay.steps)
+    assert insights
+    assert all(insight["simulations"] == simulations for insight in insights)
+
+
+def test_uct_beats_random_at_bobail() -> None:
+    game = registered_game("bobail")
+    uct, random = UctPlayer(simulations=100), RandomPlayer()
+    setups = [
+        MatchSetup(players=seats, seed=seed) for seed in range(2) for seats in ((uct, random), (random, uct))
+    ]
+    results = play_many(game, setups)
+    wins = sum(
+        result.returns[setup.players.index(uct)] > 0 for setup, result in zip(setups, results, strict=True)
+    )
+    assert wins >= 3
+
+
+def tiny_network(game: Game, seed: int = 0) -> bytes:
+    """An ONNX model of the network contract: every input flattened, one linear layer to the
+    policy logits and one to a tanh value."""
+    rng = np.random.default_rng(seed)
+    features = sum(math.prod(shape) for shape in game.spec.inputs.values())
+    (actions,) = game.spec.heads.values()
+    flatten = [helper.make_node("Flatten", [name], [f"{name}_flat"], axis=1) for name in game.spec.inputs]
+    nodes = [
+        *flatten,
+        helper.make_node("Concat", [node.output[0] for node in flatten], ["features"], axis=1),
+        helper.make_node("MatMul", ["features", "policy_weights"], ["policy"]),
+        helper.make_node("MatMul", ["features", "value_weights"], ["value_raw"]),
+        helper.make_node("Tanh", ["value_raw"], ["value"]),
+    ]
+    weights = [
+        numpy_helper.from_array(rng.normal(0, 0.1, (features, actions)).astype(np.float32), "policy_weights"),
+        numpy_helper.from_array(rng.normal(0, 0.1, (features, 1)).astype(np.float32), "value_weights"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *shape])
+        for name, shape in game.spec.inputs.items()
+    ]
+    outputs = [
+        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", actions]),
+        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
+    ]
+    graph = helper.make_graph(nodes, "tiny", inputs, outputs, initializer=weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize(("name", "simulations"), [("bobail", 24), ("pente", 8)])
+def test_mcts_with_a_hosted_network_plays_a_pairing(name: str, simulations: int) -> None:
+    game = registered_game(name)
+    host = pytest.importorskip("arena_bots.host", reason="the model host is not written yet")
+    with host.ModelHost(tiny_network(game)) as backend:
+        mcts = MctsPlayer(NetworkEvaluator(backend, game), simulations=simulations)
+        random = RandomPlayer()
+        setups = [MatchSetup(players=(mcts, random), seed=5), MatchSetup(players=(random, mcts), seed=5)]
+        results = play_many(game, setups)
+    for seat, result in enumerate(results):
+        assert result.forfeit is None
+        assert result.end_reason
+        insights = search_insights(result.replay.steps)
+        assert insights, f"mcts in seat {seat}"
+        assert all(-1 <= insight["value"] <= 1 for insight in insights)
