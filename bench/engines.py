@@ -45,10 +45,10 @@ def moves_per_second(play: Callable[[], int], seconds: float) -> float:
     return moves / elapsed
 
 
-def pente_batched(rng: np.random.Generator) -> int:
-    """PENTE_BATCH random games from the start, all at once; the moves made."""
+def pente_batched(rngs: list[np.random.Generator]) -> int:
+    """PENTE_BATCH random games from the start, all at once, game i drawing from rngs[i]; the moves made."""
     batch = pente_playouts.pack([pente_rules.init()] * PENTE_BATCH)
-    pente_playouts.finish(batch, rng)
+    pente_playouts.finish(batch, rngs)
     return int(batch.plies.sum())
 
 
@@ -81,11 +81,12 @@ def openspiel_random_game(game: pyspiel.Game, seed: int) -> int:
 
 def pente_row(seconds: float) -> Row:
     rng = np.random.default_rng(0)
+    rngs = rng.spawn(PENTE_BATCH)  # one generator per game, as searches pass them
     gomoku = pyspiel.load_game("gomoku", {"size": 19})
     seeds = iter(range(1 << 62))
     return Row(
         game="pente",
-        batched=moves_per_second(lambda: pente_batched(rng), seconds),
+        batched=moves_per_second(lambda: pente_batched(rngs), seconds),
         stepped=moves_per_second(lambda: pente_stepped(rng), seconds),
         peer="OpenSpiel gomoku 19x19 (C++ evaluate_bots)",
         peer_rate=moves_per_second(lambda: openspiel_random_game(gomoku, next(seeds)), seconds),

@@ -5,26 +5,26 @@ game's first (for search: only) head and a value for the player to move. The sea
 per round with the new leaves of every tree it runs, so the batch is as large as it gets.
 
 `NetworkEvaluator` asks a model through an `InferenceBackend` (`arena_bots.runtime`); the network
-contract (§3) names its tensors: inputs as `spec.inputs`, outputs `policy` (logits) or `q` for a
-one-head game (`policy_<head>` / `q_<head>` otherwise) and `value`, shape (batch,) or (batch, 1),
-in [-1, 1] for the player to move (or a win probability in [0, 1] with `value="sigmoid"`).
+contract (§3, `arena_bots.manifest`) names its tensors: inputs as `spec.inputs`, one output per
+head named by `manifest.head_output_name` (`policy` logits or `q` values; `policy_<head>` /
+`q_<head>` in a game of several heads), and `value` (`manifest.VALUE_OUTPUT`), shape (batch,) or
+(batch, 1), in [-1, 1] for the player to move (or a win probability in [0, 1] with
+`value="sigmoid"`; the kinds are `manifest.VALUE_KINDS` and `manifest.HEAD_KINDS`).
 `RolloutEvaluator` needs no model: uniform priors and the mean result of random playouts.
 
-The helpers `encode_batch`, `head_output` and `masked_softmax` are shared with the players that
+The helpers `encode_batch`, `output_array` and `masked_softmax` are shared with the players that
 use a network without search (greedy, sampling).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from arena_bots.manifest import VALUE_KINDS, VALUE_OUTPUT, head_output_name
 from arena_games.api import Game
-
-ValueKind = Literal["tanh", "sigmoid"]
-HeadKind = Literal["policy", "q"]
 
 
 class Evaluation(NamedTuple):
@@ -77,11 +77,6 @@ def encode_batch(game: Game, states: Sequence[Any], players: Sequence[int]) -> d
     }
 
 
-def head_output(game: Game, head: str, kind: HeadKind) -> str:
-    """The output tensor of `head`: `policy`/`q` for a one-head game, else `policy_<head>`/`q_<head>`."""
-    return kind if len(game.spec.heads) == 1 else f"{kind}_{head}"
-
-
 def masked_softmax(
     logits: np.ndarray, legal: np.ndarray, temperature: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -99,11 +94,14 @@ def masked_softmax(
     return probabilities, ~np.isfinite(top[:, 0])
 
 
-def to_values(outputs: Mapping[str, np.ndarray], count: int, kind: ValueKind) -> np.ndarray:
-    """The (count,) values in [-1, 1] from the `value` output, shaped (count,) or (count, 1)."""
-    raw = np.asarray(output_array(outputs, "value"), dtype=np.float64)
+def to_values(outputs: Mapping[str, np.ndarray], count: int, kind: str) -> np.ndarray:
+    """The (count,) values in [-1, 1] from the `value` output, shaped (count,) or (count, 1);
+    `kind` is one of manifest.VALUE_KINDS."""
+    raw = np.asarray(output_array(outputs, VALUE_OUTPUT), dtype=np.float64)
     if raw.shape not in ((count,), (count, 1)):
-        raise EvaluationFault(f"output 'value' has shape {raw.shape}, expected ({count},) or ({count}, 1)")
+        raise EvaluationFault(
+            f"output {VALUE_OUTPUT!r} has shape {raw.shape}, expected ({count},) or ({count}, 1)"
+        )
     values = raw.reshape(count)
     if kind == "sigmoid":
         values = 2.0 * values - 1.0
@@ -125,18 +123,18 @@ def output_array(
 class NetworkEvaluator:
     """Priors and values from a network: one `backend.run` per batch of positions.
 
-    `value` says how the `value` output reads ("tanh": in [-1, 1]; "sigmoid": a win probability,
-    mapped to 2p - 1); values are clipped to [-1, 1]. `head_kind` picks the logits (`policy`) or
-    the Q-values (`q`) of the first head as the prior's logits. Rows with non-finite outputs raise
-    EvaluationFault naming those rows.
+    `value` (one of manifest.VALUE_KINDS) says how the `value` output reads ("tanh": in [-1, 1];
+    "sigmoid": a win probability, mapped to 2p - 1); values are clipped to [-1, 1]. `head_kind`
+    (one of manifest.HEAD_KINDS) picks the logits (`policy`) or the Q-values (`q`) of the first
+    head as the prior's logits. Rows with non-finite outputs raise EvaluationFault naming those rows.
     """
 
-    def __init__(self, backend: Any, game: Game, value: ValueKind = "tanh", head_kind: HeadKind = "policy"):
-        if value not in ("tanh", "sigmoid"):
-            raise ValueError(f"value must be 'tanh' or 'sigmoid', got {value!r}")
+    def __init__(self, backend: Any, game: Game, value: str = "tanh", head_kind: str = "policy"):
+        if value not in VALUE_KINDS:
+            raise ValueError(f"value must be {' or '.join(map(repr, VALUE_KINDS))}, got {value!r}")
         self.backend = backend
-        self.value_kind: ValueKind = value
-        self.policy_output = head_output(game, next(iter(game.spec.heads)), head_kind)
+        self.value_kind = value
+        self.policy_output = head_output_name(game.spec, next(iter(game.spec.heads)), head_kind)
 
     def evaluate(
         self,
@@ -164,9 +162,8 @@ class RolloutEvaluator:
     """Uniform priors over the legal actions; the value is the mean return of random playouts.
 
     `playouts_per_leaf` playouts per position, all positions of a batch in ONE call to
-    `game.random_playouts`. That call takes one generator, so it is seeded with one draw from each
-    owning search's generator: a search's result depends on the searches batched with it (the same
-    batch replays the same).
+    `game.random_playouts`; each playout draws only from its position's own generator (rngs[i],
+    the owning search's), so a search's result does not depend on the searches batched with it.
     """
 
     def __init__(self, playouts_per_leaf: int = 1) -> None:
@@ -187,13 +184,9 @@ class RolloutEvaluator:
         if legal is None:
             legal = legal_matrix(game, states, players)
         repeat = self.playouts_per_leaf
-        returns = game.random_playouts([state for state in states for _ in range(repeat)], _batch_rng(rngs))
+        returns = game.random_playouts(
+            [state for state in states for _ in range(repeat)], [rng for rng in rngs for _ in range(repeat)]
+        )
         own = returns[np.arange(len(states) * repeat), np.repeat(np.asarray(players, dtype=np.int64), repeat)]
         values = own.reshape(len(states), repeat).mean(axis=1)
         return Evaluation(legal / legal.sum(axis=1, keepdims=True), values)
-
-
-def _batch_rng(rngs: Sequence[np.random.Generator]) -> np.random.Generator:
-    """One generator for a batch, seeded by one draw from each distinct generator, in order."""
-    distinct = {id(rng): rng for rng in rngs}.values()
-    return np.random.default_rng([int(rng.integers(2**63)) for rng in distinct])

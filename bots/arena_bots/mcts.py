@@ -121,7 +121,9 @@ def search(
 ) -> list[SearchResult]:
     """Search every request's position together, in lockstep; one result per request, in order.
 
-    With a deterministic evaluator a tree's result does not depend on the trees searched with it.
+    A tree's result does not depend on the trees searched with it when the evaluator's answer for a
+    position depends only on that position and its generator (`RolloutEvaluator` draws a position's
+    playouts from it alone): each tree draws only from its request's generator.
     """
     check_searchable(game)
     width = next(iter(game.spec.heads.values()))

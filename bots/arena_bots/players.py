@@ -19,15 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from arena_bots.evaluators import (
-    Evaluator,
-    HeadKind,
-    RolloutEvaluator,
-    encode_batch,
-    head_output,
-    masked_softmax,
-    output_array,
-)
+from arena_bots.evaluators import Evaluator, RolloutEvaluator, encode_batch, masked_softmax, output_array
+from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
 from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action, describe, search
 from arena_games.api import Game
@@ -128,10 +121,10 @@ class GreedyPlayer:
     """The network's most likely action per head: argmax of the masked policy logits (or Q-values
     with head_kind="q", the DQN bot). One network call per `decide`."""
 
-    def __init__(self, backend: Any, *, head_kind: HeadKind = "policy", name: str = "greedy") -> None:
+    def __init__(self, backend: Any, *, head_kind: str = "policy", name: str = "greedy") -> None:
         self.name = name
         self.backend = backend
-        self.head_kind: HeadKind = head_kind
+        self.head_kind = head_kind  # one of manifest.HEAD_KINDS
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         return _network_decisions(self.backend, game, requests, self.head_kind, 1.0, _most_likely)
@@ -142,14 +135,14 @@ class SamplePlayer:
     `decide`."""
 
     def __init__(
-        self, backend: Any, temperature: float = 1.0, *, head_kind: HeadKind = "policy", name: str = "sample"
+        self, backend: Any, temperature: float = 1.0, *, head_kind: str = "policy", name: str = "sample"
     ) -> None:
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         self.name = name
         self.backend = backend
         self.temperature = temperature
-        self.head_kind: HeadKind = head_kind
+        self.head_kind = head_kind  # one of manifest.HEAD_KINDS
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         return _network_decisions(self.backend, game, requests, self.head_kind, self.temperature, _drawn)
@@ -164,7 +157,7 @@ def _drawn(probabilities: np.ndarray, rng: np.random.Generator) -> int:
 
 
 def _network_decisions(
-    backend: Any, game: Game, requests: Sequence[Request], kind: HeadKind, temperature: float, pick: Pick
+    backend: Any, game: Game, requests: Sequence[Request], kind: str, temperature: float, pick: Pick
 ) -> list[Decision]:
     """One decision per request from one network call: `pick` per head over the masked softmax."""
     try:
@@ -183,7 +176,7 @@ def _network_decisions(
 
 
 def _head_probabilities(
-    backend: Any, game: Game, requests: Sequence[Request], kind: HeadKind, temperature: float
+    backend: Any, game: Game, requests: Sequence[Request], kind: str, temperature: float
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Per head the (n, A) masked softmax of its output, and the (n,) rows with non-finite outputs."""
     states, players = [r.state for r in requests], [r.player for r in requests]
@@ -191,7 +184,7 @@ def _head_probabilities(
     masks = [game.legal_masks(state, player) for state, player in zip(states, players, strict=True)]
     heads, broken = [], np.zeros(len(requests), dtype=bool)
     for index, (head, size) in enumerate(game.spec.heads.items()):
-        logits = output_array(outputs, head_output(game, head, kind), (len(requests), size))
+        logits = output_array(outputs, head_output_name(game.spec, head, kind), (len(requests), size))
         legal = np.stack([mask[index] for mask in masks])
         probabilities, head_broken = masked_softmax(logits, legal, temperature)
         heads.append(probabilities)

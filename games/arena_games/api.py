@@ -95,11 +95,17 @@ class Game(Generic[State]):
       encode(state, player) -> dict       float32 arrays shaped as spec.inputs, from the
                                           point of view of `player`
       render(state) -> str                a text picture of the position
+      view(state) -> dict                 JSON-safe, what a viewer draws: the position in the
+                                          game's own terms, the players to move, and each legal
+                                          action decoded into board terms (for heat maps)
       to_dict(state) / from_dict(d)       JSON-safe, exact round trip (config and history included)
       opening(seed, config) -> joints     a short seeded sequence of joint actions from
                                           init(seed, config) leading to a roughly balanced position
-      playouts(states, rng) -> returns    optional fast path: finish every state with uniformly
-                                          random legal play; float array (len(states), num_players)
+      playouts(states, rngs) -> returns   optional fast path: finish every state with uniformly
+                                          random legal play; float array (len(states), num_players).
+                                          One generator per state: every random number the playout
+                                          of states[i] uses comes from rngs[i], so its result does
+                                          not depend on the other states of the call
     """
 
     spec: GameSpec
@@ -111,10 +117,11 @@ class Game(Generic[State]):
     end_reason: Callable[[State], str]
     encode: Callable[[State, int], dict[str, np.ndarray]]
     render: Callable[[State], str]
+    view: Callable[[State], dict[str, Any]]
     to_dict: Callable[[State], dict[str, Any]]
     from_dict: Callable[[Mapping[str, Any]], State]
     opening: Callable[[int, Config | None], tuple[JointAction, ...]]
-    playouts: Callable[[Sequence[State], np.random.Generator], np.ndarray] | None = None
+    playouts: Callable[[Sequence[State], Sequence[np.random.Generator]], np.ndarray] | None = None
 
     @property
     def name(self) -> str:
@@ -127,15 +134,19 @@ class Game(Generic[State]):
         """A uniformly random legal action of `player`, drawn independently per head."""
         return tuple(int(rng.choice(np.flatnonzero(mask))) for mask in self.legal_masks(state, player))
 
-    def random_playouts(self, states: Sequence[State], rng: np.random.Generator) -> np.ndarray:
+    def random_playouts(self, states: Sequence[State], rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Finish each state with uniformly random legal play; returns shape (n, num_players).
 
-        Uses the game's own batched `playouts` when it has one, else steps one move at a time.
+        states[i] draws only from rngs[i] (one generator per state; states may share one), so a
+        state's result depends on its generator, not on the other states of the call. Uses the
+        game's own batched `playouts` when it has one, else steps one move at a time.
         """
+        if len(rngs) != len(states):
+            raise ValueError(f"random_playouts needs one generator per state: {len(rngs)} for {len(states)}")
         if self.playouts is not None:
-            return self.playouts(states, rng)
+            return self.playouts(states, rngs)
         results = np.zeros((len(states), self.spec.num_players), dtype=np.float64)
-        for index, state in enumerate(states):
+        for index, (state, rng) in enumerate(zip(states, rngs, strict=True)):
             while players := self.to_move(state):
                 state = self.step(state, [self.random_action(state, p, rng) for p in players])
             results[index] = self.returns(state)

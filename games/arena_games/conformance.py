@@ -2,9 +2,10 @@
 
 `check_game` plays seeded random games and checks the contract of `arena_games.api.Game` at
 every step: masks well formed and never empty for an acting player, returns only at the end and
-summing as the spec says, `step` never mutating its input, an exact JSON round trip, encodings of
-the declared shapes, illegal actions refused, determinism, openings legal and deterministic, and
-every game ending within `max_length`. Failures raise ConformanceError naming game, seed and step.
+summing as the spec says, a JSON view for viewers that decodes the legal actions, `step` never
+mutating its input, an exact JSON round trip, encodings of the declared shapes, illegal actions
+refused, determinism, openings legal and deterministic, and every game ending within
+`max_length`. Failures raise ConformanceError naming game, seed and step.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def _check_state(game: Game, state: Any, where: str) -> None:
         raise _fail(game, where, "to_dict/from_dict does not round-trip exactly")
     if not isinstance(game.render(state), str) or not game.render(state):
         raise _fail(game, where, "render must return a non-empty string")
+    _check_view(game, state, where)
     players = game.to_move(state)
     if list(players) != sorted(set(players)) or not all(0 <= p < game.spec.num_players for p in players):
         raise _fail(game, where, f"to_move must list distinct seats in order, got {players}")
@@ -109,6 +111,17 @@ def _check_state(game: Game, state: Any, where: str) -> None:
     for player in players:
         _check_masks(game, state, player, where)
         _check_encoding(game, state, player, where)
+
+
+def _check_view(game: Game, state: Any, where: str) -> None:
+    """The viewer's picture is JSON-safe, says who moves, and decodes exactly the legal actions."""
+    view = json.loads(json.dumps(game.view(state), allow_nan=False))
+    if view.get("to_move") != list(game.to_move(state)):
+        raise _fail(game, where, f"view's to_move {view.get('to_move')} is not {list(game.to_move(state))}")
+    if len(game.spec.heads) == 1 and len(view["to_move"]) == 1:
+        legal = np.flatnonzero(game.legal_masks(state, view["to_move"][0])[0])
+        if sorted(map(int, view.get("moves", {}))) != legal.tolist():
+            raise _fail(game, where, "view's moves must decode exactly the legal actions")
 
 
 def _check_masks(game: Game, state: Any, player: int, where: str) -> None:

@@ -46,6 +46,7 @@ RPS = Game(
     end_reason=lambda state: "thrown" if state else "",
     encode=lambda state, player: {"none": np.zeros(1, dtype=np.float32)},
     render=lambda state: repr(state),
+    view=lambda state: {"throws": list(state)},
     to_dict=lambda state: {"throws": list(state)},
     from_dict=lambda data: tuple(data["throws"]),
     opening=lambda seed, config: (),

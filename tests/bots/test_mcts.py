@@ -86,6 +86,7 @@ def tree_game(tree: Tree, width: int = 4, simultaneous: bool = False) -> Game:
         end_reason=lambda state: "end" if isinstance(tree[state], End) else "",
         encode=encode,
         render=str,
+        view=lambda state: {},
         to_dict=lambda state: {"node": state},
         from_dict=lambda data: data["node"],
         opening=lambda seed, config: (),

@@ -42,6 +42,7 @@ def pick_game(heads: Sequence[str] = ("angle",)) -> Game:
         end_reason=lambda state: "done" if state == 4 else "",
         encode=lambda state, player: {"moves": np.array([state], dtype=np.float32)},
         render=str,
+        view=lambda state: {},
         to_dict=lambda state: {"moves": state},
         from_dict=lambda data: data["moves"],
         opening=lambda seed, config: (),
@@ -190,6 +191,35 @@ def test_uct_plays_a_whole_game_against_random(name: str, simulations: int) -> N
     insights = search_insights(result.replay.steps)
     assert insights
     assert all(insight["simulations"] == simulations for insight in insights)
+
+
+@pytest.mark.parametrize(("name", "simulations"), [("bobail", 30), ("pente", 10)])
+@pytest.mark.parametrize(("playouts_per_leaf", "leaves_per_round"), [(1, 1), (2, 3)])
+def test_uct_decides_the_same_alone_and_searched_with_other_positions(
+    name: str, simulations: int, playouts_per_leaf: int, leaves_per_round: int
+) -> None:
+    """A worker may batch any games together, or replay one alone after a crash: same moves."""
+    game = registered_game(name)
+    states = []
+    for seed in range(3):
+        state = game.init(seed, None)
+        for joint in game.opening(seed, None):
+            state = game.step(state, joint)
+        states.append(state)
+
+    def request(index: int, seed: int = 0) -> Request:
+        state = states[index]
+        return Request(state, game.to_move(state)[0], np.random.default_rng((seed, index)))
+
+    uct = UctPlayer(
+        simulations=simulations, playouts_per_leaf=playouts_per_leaf, leaves_per_round=leaves_per_round
+    )
+    others = [request(index, seed=1) for index in range(len(states))]
+    together = uct.decide(game, [*others, *(request(index) for index in reversed(range(len(states))))])
+    for index in range(len(states)):
+        (alone,) = uct.decide(game, [request(index)])
+        assert alone.action is not None
+        assert alone == together[-1 - index]
 
 
 def test_uct_beats_random_at_bobail() -> None:

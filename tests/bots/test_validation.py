@@ -58,6 +58,7 @@ def toy_game() -> Game:
         end_reason=lambda state: "" if state[1] < SPEC.max_length else "ply limit",
         encode=encode,
         render=str,
+        view=lambda state: {},
         to_dict=lambda state: {"seed": state[0], "ply": state[1]},
         from_dict=lambda data: (data["seed"], data["ply"]),
         opening=lambda seed, config: (),

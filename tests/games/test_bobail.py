@@ -523,4 +523,7 @@ def test_game_record_wires_the_parts():
     state = GAME.init(0, None)
     assert GAME.spec is SPEC
     assert (GAME.name, GAME.to_move(state), GAME.end_reason(state)) == ("bobail", (0,), "")
-    assert GAME.random_playouts([state] * 3, np.random.default_rng(0)).shape == (3, 2)
+    results = GAME.random_playouts([state] * 3, np.random.default_rng(0).spawn(3))
+    assert results.shape == (3, 2)
+    for index, rng in enumerate(np.random.default_rng(0).spawn(3)):  # each from its own generator
+        assert GAME.random_playouts([state], [rng]).tolist() == [results[index].tolist()]

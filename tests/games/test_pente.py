@@ -411,9 +411,9 @@ def test_batched_engine_agrees_with_step_on_random_games():
     states = [rules.init(0, configs[i % len(configs)]) for i in range(300)]
     batch = playouts.pack(states)
     rows = np.arange(len(states))
-    rng = np.random.default_rng(11)
+    draws = playouts.Draws(np.random.default_rng(11).spawn(len(states)))
     while rows.size:
-        moves = playouts.random_moves(batch, rows, rng)
+        moves = playouts.random_moves(batch, rows, draws)
         for row, move in zip(rows, moves, strict=True):
             states[row] = rules.step(states[row], [(int(move),)])
         ends = playouts.step_many(batch, rows, moves)
@@ -428,16 +428,23 @@ def test_batched_engine_agrees_with_step_on_random_games():
 def test_random_moves_are_uniform_over_the_legal_points():
     state = rules.PenteState(b"\x01" * (NUM_POINTS - 4) + bytes(4), (0, 0), 21, rules.make_config())
     batch = playouts.pack([state] * 4000)
-    moves = playouts.random_moves(batch, np.arange(4000), np.random.default_rng(5))
+    moves = playouts.random_moves(batch, np.arange(4000), playouts.Draws([np.random.default_rng(5)] * 4000))
     counts = np.bincount(moves, minlength=NUM_POINTS)[NUM_POINTS - 4 :]
     assert counts.sum() == 4000
     assert counts.min() > 850
 
 
+def test_candidate_words_map_exactly_uniformly_onto_the_points():
+    counts = np.bincount(playouts.POINT_OF_WORD, minlength=NUM_POINTS + 1)
+    assert (counts[:NUM_POINTS] == 181).all()
+    assert counts[playouts.OFF_BOARD_POINT] == 195  # rejected: read as the off-board cell
+
+
 def test_random_moves_respect_the_opening_rules():
-    rng = np.random.default_rng(2)
     batch = playouts.pack([rules.init(), opened()] * 500)
-    moves = playouts.random_moves(batch, np.arange(1000), rng)
+    moves = playouts.random_moves(
+        batch, np.arange(1000), playouts.Draws(np.random.default_rng(2).spawn(1000))
+    )
     assert (moves[::2] == CENTRE).all()
     assert not NEAR_CENTRE[moves[1::2]].any()
     assert (moves[1::2] != pt(3, 3)).all()
@@ -445,11 +452,47 @@ def test_random_moves_respect_the_opening_rules():
 
 def test_playouts_finish_every_game():
     start, finished = rules.init(), play(position(own=[(x, 0) for x in range(4)]), 4, 0)
-    results = playouts.playouts([start] * 300 + [finished], np.random.default_rng(1))
+    results = playouts.playouts([start] * 300 + [finished], np.random.default_rng(1).spawn(301))
     assert results.shape == (301, 2)
     assert set(results[:, 0]) <= {-1.0, 0.0, 1.0}
     assert (results.sum(axis=1) == 0).all()
     assert results[-1].tolist() == [1.0, -1.0]
     assert 0.3 < (results[:300, 0] == 1).mean() < 0.7
-    again = playouts.playouts([start] * 300 + [finished], np.random.default_rng(1))
+    again = playouts.playouts([start] * 300 + [finished], np.random.default_rng(1).spawn(301))
     assert (again == results).all()
+    with pytest.raises(ValueError, match="one generator per game"):
+        playouts.playouts([start] * 2, [np.random.default_rng(1)])
+
+
+def test_a_playout_depends_only_on_its_state_and_generator():
+    """Alone or among other games, in any row: the same moves, the same draws used up."""
+    states = [
+        rules.init(),
+        opened(),
+        rules.init(0, {"first_move_center": False}),
+        rules.init(0, {"ply_cap": 30}),
+    ]
+    states += [position(own=[(x, 5) for x in range(3)], other=[(4, 4), (6, 6)], captures=(4, 3))]
+
+    def finished_alone(index: int) -> tuple[playouts.Batch, np.random.Generator]:
+        rng = np.random.default_rng(index)
+        batch = playouts.pack([states[index]])
+        playouts.finish(batch, [rng])
+        return batch, rng
+
+    others = [rules.init()] * 40 + [opened()] * 40
+    for order in (range(len(states)), reversed(range(len(states)))):
+        rows = [*order]
+        rngs = [np.random.default_rng(index) for index in rows] + np.random.default_rng(99).spawn(len(others))
+        batch = playouts.pack([states[index] for index in rows] + others)
+        playouts.finish(batch, rngs)
+        for row, index in enumerate(rows):
+            alone, rng = finished_alone(index)
+            assert batch.boards[row].tobytes() == alone.boards[0].tobytes()
+            assert (batch.plies[row], batch.ends[row]) == (alone.plies[0], alone.ends[0])
+            assert batch.captures[row].tolist() == alone.captures[0].tolist()
+            assert rngs[row].bit_generator.state == rng.bit_generator.state
+    results = playouts.playouts(states, [np.random.default_rng(index) for index in range(len(states))])
+    for index, state in enumerate(states):
+        alone = playouts.playouts([state], [np.random.default_rng(index)])
+        assert results[index].tolist() == alone[0].tolist()

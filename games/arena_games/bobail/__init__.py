@@ -10,7 +10,7 @@ from arena_games.api import Game, GameSpec
 from arena_games.bobail import rules
 from arena_games.bobail.encoding import INPUT_SHAPE, encode
 from arena_games.bobail.openings import opening
-from arena_games.bobail.render import render
+from arena_games.bobail.render import render, view
 
 SPEC = GameSpec(
     name=rules.GAME_NAME,
@@ -33,6 +33,7 @@ GAME: Game[rules.BobailState] = Game(
     end_reason=rules.end_reason,
     encode=encode,
     render=render,
+    view=view,
     to_dict=rules.to_dict,
     from_dict=rules.from_dict,
     opening=opening,

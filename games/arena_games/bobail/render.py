@@ -12,7 +12,9 @@ numbers, and a line that says who does what next, or how the game ended.
 
 from __future__ import annotations
 
-from arena_games.bobail.rules import SIZE, BobailState, board_text
+from typing import Any
+
+from arena_games.bobail.rules import SIZE, BobailState, action_to_move, board_text, to_move
 
 LEGEND = "0, 1: pawns of player 1 (home row on top) and player 2 (bottom); B: the bobail"
 
@@ -35,3 +37,34 @@ def _status(state: BobailState) -> str:
     doing = "slides a pawn" if state.pawn_phase else "moves the bobail"
     turn = (state.half_moves + 1) // 2 + 1  # player 0's first turn is one half-move, later ones two
     return f"half-move {state.half_moves + 1}, turn {turn}: player {state.player + 1} {doing}"
+
+
+def view(state: BobailState) -> dict[str, Any]:
+    """What a viewer draws (JSON-safe).
+
+    board: 25 cells, row 0 first ('0', '1' pawns of the first and second player, 'B', '.');
+    to_move: the players to move ([] once over); phase: "pawn" or "bobail"; half_moves: played;
+    last_move: the latest half-move as library squares [from, to] (1..25), or None;
+    moves: every legal action of the side to move -> its library squares [from, to];
+    winner: 0, 1 or None; ending: why the game ended ("" while it runs).
+    """
+    return {
+        "board": board_text(state.history[-1]),
+        "to_move": list(to_move(state)),
+        "phase": "pawn" if state.pawn_phase else "bobail",
+        "half_moves": state.half_moves,
+        "last_move": _last_move(state),
+        "moves": {str(action): list(action_to_move(state, action)) for action in state.legal_actions},
+        "winner": state.winner,
+        "ending": state.ending,
+    }
+
+
+def _last_move(state: BobailState) -> list[int] | None:
+    """The squares (1..25) the latest half-move moved a piece from and to, or None at the start."""
+    if state.half_moves == 0:
+        return None
+    before, after = board_text(state.history[-2]), board_text(state.history[-1])
+    left = [square + 1 for square in range(SIZE * SIZE) if before[square] != "." and after[square] == "."]
+    arrived = [square + 1 for square in range(SIZE * SIZE) if before[square] == "." and after[square] != "."]
+    return [left[0], arrived[0]]

@@ -32,6 +32,7 @@ GAME = Game(
     end_reason=rules.end_reason,
     encode=encoding.encode,
     render=render.render,
+    view=render.view,
     to_dict=rules.to_dict,
     from_dict=rules.from_dict,
     opening=openings.opening,

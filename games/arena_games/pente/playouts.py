@@ -5,6 +5,10 @@ one move in each of some rows, `random_moves` draws a uniformly random legal mov
 and `playouts` repeats both until every game is over. Every step costs a fixed number of NumPy calls
 (about 30 us) whatever the number of games, so the cost per move falls as the batch grows: give it
 thousands of games (below about 16, `rules.step` in a Python loop is faster).
+
+Randomness is per game: row i draws only from its own generator (`Draws`), one call to it per
+BLOCK plies (about 2 us), so a game's moves depend on its state and its generator alone, never on
+the other games of the batch (a search replays the same whatever was searched beside it).
 """
 
 from __future__ import annotations
@@ -41,6 +45,16 @@ FIVE_CAPTURES_CODE, FIVE_IN_A_ROW_CODE, BOARD_FULL_CODE, PLY_CAP_CODE = (
     1 + END_REASONS.index(reason) for reason in (FIVE_CAPTURES, FIVE_IN_A_ROW, BOARD_FULL, PLY_CAP)
 )
 CANDIDATES = 4  # random points tried per game and step before the exact (slower) draw
+BLOCK = 128  # plies of draws fetched from a game's generator at a time (one generator call per block)
+OFF_BOARD_POINT = NUM_POINTS  # a board row's sentinel cell: stands for a rejected candidate draw
+
+# The candidate point of a uniform 16-bit word w, by Lemire's multiply-shift with rejection: w * 361 >> 16
+# when the low 16 bits of w * 361 are >= 2**16 % 361 = 195, so every point has exactly 181 words; the
+# other 195 words are rejected and read as the off-board cell, never empty. int16 (2**16,).
+_PRODUCTS = np.arange(1 << 16, dtype=np.int64) * NUM_POINTS
+POINT_OF_WORD = np.where(
+    (_PRODUCTS & 0xFFFF) >= (1 << 16) % NUM_POINTS, _PRODUCTS >> 16, OFF_BOARD_POINT
+).astype(np.int16)
 
 # RAYS as (361, 32): per point the 8 directions x distances 1..4, so one gather serves both checks.
 _RAY_CELLS = RAYS.reshape(NUM_POINTS, -1)
@@ -133,32 +147,92 @@ def _ban_kinds(batch: Batch, rows: np.ndarray, plies: np.ndarray) -> np.ndarray:
     return kinds
 
 
-def _exact_random_moves(batch: Batch, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal point per running game, from its full legal mask. O(361) per game."""
+class Draws:
+    """Each game's own random draws for `random_moves`, fetched from its own generator by blocks.
+
+    Row i of the batch draws only from rngs[i]: per ply two raw 64-bit words of its bit generator,
+    fetched BLOCK plies at a time when the row first needs them (rows that share one generator
+    fetch from it in the order they are advanced). A ply's candidate word gives its CANDIDATES
+    points (16 bits each, little-endian, through POINT_OF_WORD), the low 32 bits of its exact word
+    the exact draw. Every ply a game plays uses up one ply of its draws, needed or not, so a game's
+    moves depend on its state and its generator only. Memory: 2 KiB per game (BLOCK x 16 bytes).
+    A 32-bit bit generator (MT19937) leaves the high half of each word zero: two candidates per ply
+    are then always rejected, which costs speed, not uniformity.
+    """
+
+    def __init__(self, rngs: Sequence[np.random.Generator]) -> None:
+        self.rngs = list(rngs)
+        # Per row, a block of BLOCK candidate words then BLOCK exact words, as the generator gave them.
+        self.words = np.empty((len(self.rngs), 2, BLOCK), dtype="<u8")
+        self.cursor = np.full(len(self.rngs), BLOCK, dtype=np.intp)  # next ply in the block; BLOCK: none left
+
+    def advance(self, rows: np.ndarray) -> np.ndarray:
+        """Use up one ply of draws of each (distinct) row; intp (m,): their flat ply indices."""
+        cursor = self.cursor[rows]
+        spent = np.flatnonzero(cursor == BLOCK)
+        if spent.size:
+            fetched = [self.rngs[row].bit_generator.random_raw(2 * BLOCK) for row in rows[spent].tolist()]
+            self.words[rows[spent]] = np.concatenate(fetched).reshape(spent.size, 2, BLOCK)
+            cursor[spent] = 0
+        self.cursor[rows] = cursor + 1
+        return rows * (2 * BLOCK) + cursor
+
+    def candidates(self, plies: np.ndarray) -> np.ndarray:
+        """int16 (m, CANDIDATES): the candidate points of flat plies `plies` (OFF_BOARD_POINT: rejected)."""
+        words = self.words.reshape(-1).take(plies).view("<u2")
+        return POINT_OF_WORD.take(words).reshape(plies.size, CANDIDATES)
+
+    def exact_words(self, plies: np.ndarray) -> np.ndarray:
+        """uint64 (m,): the 32-bit words (low half) for the exact draws of flat plies `plies`."""
+        return self.words.reshape(-1).take(plies + BLOCK) & 0xFFFFFFFF
+
+
+def _below(words: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lemire's multiply-shift: uniform 32-bit `words` (uint64) to intp values uniform in [0, bounds), and
+    which draws are accepted (bool). Accepted values are exactly uniform; a draw is rejected with
+    probability below bounds / 2**32 and must be replaced by another."""
+    bounds = bounds.astype(np.uint64)
+    product = words * bounds
+    accepted = (product & 0xFFFFFFFF) >= (2**32 % bounds)
+    return (product >> 32).astype(np.intp), accepted
+
+
+def _exact_random_moves(batch: Batch, rows: np.ndarray, draws: Draws, plies: np.ndarray) -> np.ndarray:
+    """A uniformly random legal point per running game, from its full legal mask. O(361) per game.
+
+    Uses the exact word of each row's ply `plies` (indices from `draws.advance`); in the rare
+    rejected case, one draw straight from the row's generator.
+    """
     legal = batch.boards[rows, :NUM_POINTS] == EMPTY
     legal &= ~OPENING_BANS[_ban_kinds(batch, rows, batch.plies[rows])]
-    nth = rng.integers(0, np.count_nonzero(legal, axis=1))
+    counts = np.count_nonzero(legal, axis=1)
+    nth, accepted = _below(draws.exact_words(plies), counts)
+    if not accepted.all():
+        for index in np.flatnonzero(~accepted).tolist():
+            nth[index] = draws.rngs[rows[index]].integers(counts[index])
     return np.argmax(np.cumsum(legal, axis=1) > nth[:, None], axis=1)
 
 
-def random_moves(batch: Batch, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal point for each running game in `rows`; intp (m,).
+def random_moves(batch: Batch, rows: np.ndarray, draws: Draws) -> np.ndarray:
+    """A uniformly random legal point for each running game in `rows` (distinct); intp (m,).
 
-    Tries CANDIDATES random points per game and keeps the first empty one: the first accepted of
-    independent uniform draws is uniform over the legal points. Games with no empty candidate, or
-    under an opening rule, draw from their exact legal mask instead.
+    Tries the ply's CANDIDATES random points of each game and keeps the first empty one: the first
+    accepted of independent uniform draws is uniform over the legal points. Games with no empty
+    candidate, or under an opening rule, draw from their exact legal mask instead. Each game uses
+    up one ply of its own `draws`.
     """
     m = rows.size
-    candidates = rng.integers(0, NUM_POINTS, size=(m, CANDIDATES))
+    plies_drawn = draws.advance(rows)
+    candidates = draws.candidates(plies_drawn)
     free = batch.boards.reshape(-1)[(rows * STRIDE)[:, None] + candidates] == EMPTY
     first = np.argmax(free, axis=1)
-    picked = candidates[np.arange(m), first]
+    picked = candidates[np.arange(m), first].astype(np.intp)
     exact = ~free[np.arange(m), first]
     plies = batch.plies[rows]
     if plies.min() <= 2:
         exact |= _ban_kinds(batch, rows, plies) != NO_BAN
     if exact.any():
-        picked[exact] = _exact_random_moves(batch, rows[exact], rng)
+        picked[exact] = _exact_random_moves(batch, rows[exact], draws, plies_drawn[exact])
     return picked
 
 
@@ -172,16 +246,21 @@ def batch_returns(batch: Batch) -> np.ndarray:
     return returns
 
 
-def finish(batch: Batch, rng: np.random.Generator) -> None:
-    """Play uniformly random legal moves in every running game of `batch` until all are over."""
+def finish(batch: Batch, rngs: Sequence[np.random.Generator]) -> None:
+    """Play uniformly random legal moves in every running game of `batch` until all are over; game
+    i draws only from rngs[i] (one generator per row)."""
+    if len(rngs) != batch.plies.size:
+        raise ValueError(f"finish needs one generator per game: {len(rngs)} for {batch.plies.size} games")
+    draws = Draws(rngs)
     rows = np.flatnonzero(batch.ends == RUNNING)
     while rows.size:
-        ends = step_many(batch, rows, random_moves(batch, rows, rng))
+        ends = step_many(batch, rows, random_moves(batch, rows, draws))
         rows = rows[ends == RUNNING]
 
 
-def playouts(states: Sequence[PenteState], rng: np.random.Generator) -> np.ndarray:
-    """Finish every state with uniformly random legal moves; float64 (len(states), 2) of returns."""
+def playouts(states: Sequence[PenteState], rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """Finish every state with uniformly random legal moves, states[i] drawing only from rngs[i];
+    float64 (len(states), 2) of returns."""
     batch = pack(states)
-    finish(batch, rng)
+    finish(batch, rngs)
     return batch_returns(batch)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from arena_games.pente.rules import CELL_LETTERS, PenteState, describe_point
+from typing import Any
+
+import numpy as np
+
+from arena_games.pente.rules import CELL_LETTERS, PenteState, describe_point, legal_masks, to_move
 from arena_games.pente.tables import SIZE
 
 _COLUMNS = "abcdefghijklmnopqrs"
@@ -27,3 +31,25 @@ def render(state: PenteState) -> str:
     else:
         lines.append(f"to move: {_player(state.ply % 2)}")
     return "\n".join(lines)
+
+
+def view(state: PenteState) -> dict[str, Any]:
+    """What a viewer draws (JSON-safe).
+
+    board: 361 cells, point y * 19 + x, as '.' empty, '1' the first player's stone, '2' the
+    second's; captures: pairs captured by each player; to_move: the players to move ([] once
+    over); ply: moves made; last_move: [x, y] of the latest stone, or None; moves: every legal
+    action -> its [x, y] (the action is the point y * 19 + x); winner: 0, 1 or None; ending: why
+    the game ended ("" while it runs).
+    """
+    legal = np.flatnonzero(legal_masks(state, state.ply % 2)[0]) if not state.end else ()
+    return {
+        "board": "".join(".12"[cell] for cell in state.board),
+        "captures": list(state.captures),
+        "to_move": list(to_move(state)),
+        "ply": state.ply,
+        "last_move": None if state.last_move is None else list(divmod(state.last_move, SIZE)[::-1]),
+        "moves": {str(point): [point % SIZE, point // SIZE] for point in map(int, legal)},
+        "winner": state.winner,
+        "ending": state.end,
+    }
