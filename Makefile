@@ -1,11 +1,17 @@
 # The two commands README.md gives are `make demo` and `make test`; both set up .venv themselves.
 PYTHON ?= python3
+# Debian's Chromium, driven by Playwright in the browser tests (its own browser download fails here).
+CHROMIUM := /usr/bin/chromium
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed-test
 BENCH_INSTALLED := $(VENV)/.installed-bench
 
 .PHONY: demo test bench lint clean
+
+# One single-threaded BLAS per process (ARCHITECTURE §8); no ONNX Runtime telemetry files.
+export OPENBLAS_NUM_THREADS := 1
+export ORT_DISABLE_TELEMETRY := 1
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,10 +22,13 @@ $(BENCH_INSTALLED): $(INSTALLED)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[test,train,bench]"
 	touch $@
 
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
 demo: $(INSTALLED)
 	$(BIN)/arena demo
 
-test: $(INSTALLED) lint
+test: $(INSTALLED) $(CHROMIUM) lint
 	$(BIN)/pytest
 
 lint: $(INSTALLED)
@@ -30,6 +39,8 @@ bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/engines.py
 	$(BIN)/python bench/host.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/ratings.py
+	$(BIN)/python bench/platform_load.py  # needs PostgreSQL and Redis, as CI has
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -31,6 +31,7 @@ class Settings:
     max_upload_bytes: int = 32 * 1024 * 1024  # request bodies above this get 413 while streaming
     uploads_per_hour: int = 20  # per user
     games_per_pairing: int = 2  # seat-swapped games from one opening
+    ladder_simulations: int = 200  # the compute budget of the ladders uploads join: evaluations per move
     lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
     heartbeat_seconds: int = 30
     max_attempts: int = 3  # a pairing that failed this often is marked failed, not retried
@@ -65,7 +66,15 @@ class Settings:
             ]
             if unsafe:
                 raise SettingsError(f"production needs explicit, non-embedded {', '.join(unsafe)}")
-        for name in ("max_upload_bytes", "uploads_per_hour", "lease_seconds", "max_attempts", "port"):
+        positive = (
+            "max_upload_bytes",
+            "uploads_per_hour",
+            "lease_seconds",
+            "max_attempts",
+            "port",
+            "ladder_simulations",
+        )
+        for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be positive, got {getattr(self, name)}")
         if self.heartbeat_seconds * 3 > self.lease_seconds:

@@ -1,0 +1,264 @@
+"""Platform load on real services (PostgreSQL, Redis), printed as rates and ratios.
+
+1. Games per hour through the full path (scheduling, Redis, `arena worker` processes, recording,
+   refits) on a ladder of eight house bots at a small budget, with one and with two worker
+   processes, and the ratio (two cores would give at most 2.0).
+2. A big ladder seeded with bulk SQL (default 1,000 bots and 1,000,000 games): the time of one
+   refit, and the latency (p50, p99) of the leaderboard endpoint under 50 concurrent clients.
+
+Each part runs in a database of its own, dropped afterwards; Redis database 12 is flushed.
+
+    .venv/bin/python bench/platform_load.py [--seconds 60] [--bots 1000] [--games 1000000]
+
+(Not `bench/platform.py`: run as a script, that file would shadow the standard library's
+`platform` module for everything it imports.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import numpy as np
+import redis
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlmodel import func, select
+
+from arena_platform.db import make_engine, migrate, session
+from arena_platform.models import Bot, GameRecord
+from arena_platform.queue import SCHEDULE_LADDER, celery_client
+from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.ratings import refit_ladder
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+REDIS_URL = os.environ.get("ARENA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+WORKER_SETTINGS = {"lease_seconds": 60, "heartbeat_seconds": 10, "task_time_limit_seconds": 300}
+REFERENCE_BOTS = (("uct-4", 4), ("uct-8", 8), ("uct-12", 12), ("uct-24", 24), ("uct-32", 32), ("uct-48", 48))
+LADDER_SIMULATIONS = 16  # the plain `uct` house bot's budget
+WARMUP_S = 10.0
+CLIENTS = 50
+REQUESTS = 2000
+
+
+@contextlib.contextmanager
+def temporary_database() -> Iterator[str]:
+    """The URL of a new PostgreSQL database, migrated, dropped on exit."""
+    name = f"arena_bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        engine = make_engine(url)
+        migrate(engine)
+        engine.dispose()
+        yield url
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def games_per_hour(workers: int, seconds: float) -> float:
+    """Games recorded per hour by `workers` worker processes, after a warm-up."""
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    with temporary_database() as url, tempfile.TemporaryDirectory() as folder:
+        engine = make_engine(url)
+        with session(engine) as db:
+            ladder = ensure_ladder(db, game="bobail", simulations=LADDER_SIMULATIONS, seed=1)
+            for name, simulations in REFERENCE_BOTS:
+                manifest = {"simulations": simulations}
+                db.add(Bot(ladder_id=ladder.id, name=name, kind="house", player="uct", manifest=manifest))
+            db.commit()
+        environment = {
+            **os.environ,
+            "ARENA_ENV": "production",
+            "ARENA_DATABASE_URL": url,
+            "ARENA_BROKER_URL": REDIS_URL,
+            "ARENA_BLOB_URL": f"{folder}/blobs",
+            "ARENA_DATA_DIR": folder,
+            **{f"ARENA_{name.upper()}": str(value) for name, value in WORKER_SETTINGS.items()},
+        }
+        client = celery_client(REDIS_URL)
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "arena_platform.cli", "worker", "--loglevel=WARNING"],
+                env=environment,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            for _ in range(workers)
+        ]
+        try:
+            while len(client.control.ping(timeout=1.0)) < workers:
+                time.sleep(0.5)
+            client.send_task(SCHEDULE_LADDER, args=(ladder.id,))
+            time.sleep(WARMUP_S)
+            start, started = _games(engine), time.monotonic()
+            time.sleep(seconds)
+            played, elapsed = _games(engine) - start, time.monotonic() - started
+        finally:
+            for process in processes:
+                os.killpg(process.pid, 9)
+                process.wait()
+            engine.dispose()
+    return played / elapsed * 3600
+
+
+def _games(engine: Engine) -> int:
+    with session(engine) as db:
+        return db.exec(select(func.count()).select_from(GameRecord)).one()
+
+
+SEED_BOTS = """
+INSERT INTO bot (ladder_id, name, version, kind, player, manifest, report, status, created_at)
+SELECT :ladder, 'bench-' || i, 1, 'network', 'greedy', '{}', '{}', 'active', now()
+FROM generate_series(1, :bots) AS i
+"""
+# Each pairing: two distinct bots drawn at random; 2 games with the seats swapped.
+SEED_PAIRINGS = """
+INSERT INTO pairing (ladder_id, bot_a_id, bot_b_id, seed, status, attempts, created_at, finished_at)
+SELECT :ladder, a, :low + (a - :low + 1 + floor(random() * (:count - 1))::int) % :count, i,
+       'done', 1, now(), now()
+FROM (SELECT i, :low + floor(random() * :count)::int AS a FROM generate_series(1, :pairings) AS i) AS drawn
+"""
+# A bot's true strength is (id % 100) * 8 Elo; the first seat wins with the Elo expectation.
+SEED_GAMES = """
+INSERT INTO game (pairing_id, ladder_id, index, first_bot_id, second_bot_id, score, end_reason,
+                  forfeit_seat, steps, replay_sha256, created_at)
+SELECT id, ladder_id, seat, first, second,
+       CASE WHEN random() < 1 / (1 + power(10, ((second % 100) - (first % 100)) * 8 / 400.0))
+            THEN 1 ELSE 0 END,
+       'seeded', NULL, 40, md5(id::text || seat::text) || md5(seat::text || id::text), now()
+FROM (SELECT p.id, p.ladder_id, s.seat,
+             CASE WHEN s.seat = 0 THEN p.bot_a_id ELSE p.bot_b_id END AS first,
+             CASE WHEN s.seat = 0 THEN p.bot_b_id ELSE p.bot_a_id END AS second
+      FROM pairing AS p CROSS JOIN (VALUES (0), (1)) AS s (seat) WHERE p.ladder_id = :ladder) AS games
+"""
+
+
+def seed_big_ladder(engine: Engine, bots: int, games: int) -> int:
+    """A bobail ladder of `bots` bots (two of them the house bots) and `games` games; its id."""
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=200, seed=1)
+        db.commit()
+    with engine.begin() as connection:
+        connection.execute(text("SELECT setseed(0.5)"))
+        connection.execute(text(SEED_BOTS), {"ladder": ladder.id, "bots": bots - 2})
+        low, high = connection.execute(text("SELECT min(id), max(id) FROM bot")).one()
+        arguments = {"ladder": ladder.id, "low": low, "count": high - low + 1, "pairings": games // 2}
+        connection.execute(text(SEED_PAIRINGS), arguments)
+        connection.execute(text(SEED_GAMES), {"ladder": ladder.id})
+        connection.execute(text("ANALYZE"))
+    return ladder.id
+
+
+SERVER = """
+import sys, uvicorn
+from arena_platform.api import create_app
+from arena_platform.db import make_engine
+from arena_platform.settings import Settings
+url, port, blobs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+settings = Settings(database_url=url, blob_url=blobs)
+app = create_app(settings, engine=make_engine(url), enqueue=lambda *args: None)
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
+def leaderboard_latency(url: str, ladder_id: int) -> tuple[float, float, float, int]:
+    """p50 and p99 latency (ms) of GET /api/v1/ladders/{id}/leaderboard, requests per second, failures."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory() as blobs:
+        server = subprocess.Popen([sys.executable, "-c", SERVER, url, str(port), blobs])
+        try:
+            base = f"http://127.0.0.1:{port}"
+            while True:
+                with contextlib.suppress(httpx.TransportError):
+                    if httpx.get(f"{base}/api/v1/health").status_code == 200:
+                        break
+                time.sleep(0.2)
+            latencies, failures, elapsed = asyncio.run(
+                _hammer(f"{base}/api/v1/ladders/{ladder_id}/leaderboard")
+            )
+        finally:
+            server.terminate()
+            server.wait()
+    p50, p99 = np.percentile(np.array(latencies) * 1000, [50, 99])
+    return float(p50), float(p99), len(latencies) / elapsed, failures
+
+
+async def _hammer(endpoint: str) -> tuple[list[float], int, float]:
+    """REQUESTS requests from CLIENTS concurrent clients: each success's latency in seconds, the
+    number of failures (errors and non-200 answers), and the wall time."""
+    latencies: list[float] = []
+    failures = 0
+    remaining = iter(range(REQUESTS))
+    limits = httpx.Limits(max_connections=CLIENTS)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+
+        async def one_client() -> None:
+            nonlocal failures
+            for _ in remaining:
+                started = time.perf_counter()
+                try:
+                    ok = (await client.get(endpoint)).status_code == 200
+                except httpx.TransportError:
+                    ok = False
+                if ok:
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    failures += 1
+
+        await client.get(endpoint)  # warm the server's caches and pools
+        started = time.perf_counter()
+        await asyncio.gather(*(one_client() for _ in range(CLIENTS)))
+        return latencies, failures, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured time per worker count")
+    parser.add_argument("--bots", type=int, default=1000)
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--skip-throughput", action="store_true")
+    args = parser.parse_args()
+
+    if not args.skip_throughput:
+        rates = {workers: games_per_hour(workers, args.seconds) for workers in (1, 2)}
+        for workers, rate in rates.items():
+            print(f"full path, {workers} worker process(es): {rate:,.0f} games/hour")
+        print(f"two workers / one worker: {rates[2] / rates[1]:.2f}x")
+
+    with temporary_database() as url:
+        engine = make_engine(url)
+        started = time.perf_counter()
+        ladder_id = seed_big_ladder(engine, args.bots, args.games)
+        print(f"seeded {args.bots:,} bots and {args.games:,} games in {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        with session(engine) as db:
+            refit_ladder(db, ladder_id=ladder_id)
+        print(f"refit of {args.games:,} games: {time.perf_counter() - started:.2f} s")
+        engine.dispose()
+        p50, p99, throughput, failures = leaderboard_latency(url, ladder_id)
+        print(
+            f"leaderboard, {CLIENTS} concurrent clients, {REQUESTS} requests: "
+            f"p50 {p50:.0f} ms, p99 {p99:.0f} ms, {throughput:.0f} requests/s, {failures} failed"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+// Building the DOM from data without ever parsing data as markup: every string becomes a text
+// node or an attribute value. The modules of the pages build everything they draw through here.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An HTML element: h("a", {href: "/bots/1", class: "x"}, "text", node, ...).
+ *  Attributes that are null, undefined or false are left out; children that are null, undefined
+ *  or false are skipped, arrays are flattened, anything else that is not a node becomes text. */
+export function h(tag, attributes = {}, ...children) {
+  return fill(document.createElement(tag), attributes, children);
+}
+
+/** An SVG element, as `h` builds HTML ones. */
+export function svg(tag, attributes = {}, ...children) {
+  return fill(document.createElementNS(SVG_NS, tag), attributes, children);
+}
+
+/** Sets (or, for null/undefined/false, removes) the attributes of an existing element. */
+export function setAttributes(element, attributes) {
+  for (const [name, value] of Object.entries(attributes)) {
+    if (/^on/i.test(name)) throw new Error(`event handler attributes are not allowed: ${name}`);
+    if (value === null || value === undefined || value === false) element.removeAttribute(name);
+    else element.setAttribute(name, value === true ? "" : String(value));
+  }
+  return element;
+}
+
+function fill(element, attributes, children) {
+  setAttributes(element, attributes);
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+/** The JSON the server embedded for this page's module (`page_data` in the templates). */
+export function pageData() {
+  return JSON.parse(document.getElementById("page-data").textContent);
+}
+
+/** GET a JSON document of this server; an Error with the API's sentence when it answers an error. */
+export async function getJson(url) {
+  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(body?.detail ?? `${url} answered ${response.status}`);
+  return body;
+}
+
+/** A link to a bot's page: its name and version (`ref`: {id, name, version}). */
+export function botLink(ref) {
+  return h("a", { href: `/bots/${ref.id}`, class: "bot-link" }, ref.name, "\u00a0", h("span", { class: "version" }, `v${ref.version}`));
+}
+
+/** A Python-side UTC time (ISO 8601) as a short local date and time. */
+export function shortTime(iso) {
+  return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** 0.4567 -> "46%". */
+export function percent(fraction, digits = 0) {
+  return `${(100 * fraction).toFixed(digits)}%`;
+}
+
+/** A signed number: 3 -> "+3", -0.25 -> "−0.25" (a real minus sign). */
+export function signed(value, digits = 0) {
+  const text = Math.abs(value).toFixed(digits);
+  return value > 0 ? `+${text}` : value < 0 ? `−${text}` : text;
+}

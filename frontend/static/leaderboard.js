@@ -1,0 +1,196 @@
+// The leaderboard: sortable rows with each rating's 95% interval drawn as a bar on one shared
+// scale, house bots and provisional ratings marked, and live updates: the page polls the API's
+// leaderboard every `poll_ms` and redraws the rows in place, without reloading. The progress
+// line counts pairings by state and estimates the time left from the completion rate seen here.
+
+import { h, svg, getJson, pageData } from "./dom.js";
+import { padded } from "./plot.js";
+
+const RATE_WINDOW_MS = 5 * 60 * 1000; // the completion rate is measured over the last five minutes
+const BAR = { width: 200, height: 18 }; // the interval bar's viewBox; it stretches to its cell
+
+// How each sortable column orders its rows; `descending` is the first click's direction.
+const SORTS = {
+  rank: { value: (entry) => entry.rank ?? Infinity, descending: false },
+  name: { value: (entry) => entry.name.toLowerCase(), descending: false },
+  author: { value: (entry) => (entry.author ?? "").toLowerCase(), descending: false },
+  rating: { value: (entry) => entry.rating ?? -Infinity, descending: true },
+  width: { value: (entry) => (entry.rating === null ? Infinity : entry.high - entry.low), descending: false },
+  games: { value: (entry) => entry.games, descending: true },
+  score: { value: (entry) => (entry.games ? (entry.wins + entry.draws / 2) / entry.games : -1), descending: true },
+};
+
+const data = pageData();
+const table = document.getElementById("leaderboard");
+const state = {
+  board: data.leaderboard,
+  sort: { key: "rank", descending: false },
+  trend: new Map(), // bot id -> rating change since the page was opened
+  opened: new Map(data.leaderboard.entries.map((entry) => [entry.bot_id, entry.rating])),
+  changed: new Set(), // bot ids whose row changed in the latest poll
+  samples: [{ time: Date.now(), finished: finished(data.leaderboard.progress) }],
+};
+
+function finished(progress) {
+  return progress.done + progress.failed;
+}
+
+function sortedEntries() {
+  const { key, descending } = state.sort;
+  const value = SORTS[key].value;
+  return [...state.board.entries].sort((a, b) => {
+    const order = value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0;
+    return (descending ? -order : order) || (a.rank ?? Infinity) - (b.rank ?? Infinity);
+  });
+}
+
+/** The Elo range every bar is drawn on: all intervals, padded, with 0 (the house mean) inside. */
+function barDomain(entries) {
+  const rated = entries.filter((entry) => entry.rating !== null);
+  if (!rated.length) return null;
+  const low = Math.min(0, ...rated.map((entry) => entry.low));
+  const high = Math.max(0, ...rated.map((entry) => entry.high));
+  return padded(low, high, 0.04);
+}
+
+function intervalBar(entry, [from, to]) {
+  const x = (value) => ((value - from) / (to - from)) * BAR.width;
+  const middle = BAR.height / 2;
+  return svg(
+    "svg",
+    {
+      class: "interval-bar",
+      viewBox: `0 0 ${BAR.width} ${BAR.height}`,
+      preserveAspectRatio: "none",
+      role: "img",
+      "aria-label": `95% interval ${Math.round(entry.low)} to ${Math.round(entry.high)}`,
+      "data-low": entry.low,
+      "data-high": entry.high,
+      "data-rating": entry.rating,
+    },
+    svg("line", { class: "axis", x1: 0, x2: BAR.width, y1: middle, y2: middle }),
+    svg("line", { class: "zero", x1: x(0), x2: x(0), y1: 2, y2: BAR.height - 2 }),
+    svg("rect", { class: "interval", x: x(entry.low), width: Math.max(1, x(entry.high) - x(entry.low)), y: 4, height: BAR.height - 8, rx: 2 }),
+    svg("line", { class: "estimate", x1: x(entry.rating), x2: x(entry.rating), y1: 1, y2: BAR.height - 1 }),
+  );
+}
+
+function trendMark(botId) {
+  const change = state.trend.get(botId);
+  if (!change) return null;
+  const up = change > 0;
+  return h("span", { class: `trend ${up ? "up" : "down"}`, title: "change since you opened this page" }, `${up ? "▲" : "▼"}${Math.abs(change)}`);
+}
+
+function row(entry, domain) {
+  const rated = entry.rating !== null;
+  const classes = [entry.house && "house", entry.provisional && "provisional", state.changed.has(entry.bot_id) && "changed"];
+  return h(
+    "tr",
+    { "data-bot-id": entry.bot_id, class: classes.filter(Boolean).join(" ") || null },
+    h("td", { class: "num rank" }, entry.rank ?? "–"),
+    h(
+      "td",
+      { class: "bot" },
+      h("a", { href: `/bots/${entry.bot_id}`, class: "bot-link" }, entry.name),
+      " ",
+      h("span", { class: "version" }, `v${entry.version}`),
+      entry.house && h("span", { class: "badge house", title: "a house bot: Arena's own reference player" }, "house"),
+      entry.provisional && rated && h("span", { class: "provisional-mark", title: "provisional: too few games for a firm rating" }, "?"),
+      h("span", { class: "player-kind" }, entry.player),
+    ),
+    h("td", { class: "wide-only author" }, entry.author ?? "Arena"),
+    h("td", { class: "num rating" }, rated ? Math.round(entry.rating) : h("span", { class: "muted" }, "unrated"), " ", trendMark(entry.bot_id)),
+    h(
+      "td",
+      { class: "interval-col" },
+      rated && domain ? [intervalBar(entry, domain), h("span", { class: "interval-text" }, `${Math.round(entry.low)} to ${Math.round(entry.high)}`)] : h("span", { class: "muted" }, "not rated yet"),
+    ),
+    h("td", { class: "num games" }, entry.games),
+    h("td", { class: "num wdl" }, h("span", { class: "w" }, entry.wins), " / ", h("span", { class: "d" }, entry.draws), " / ", h("span", { class: "l" }, entry.losses)),
+  );
+}
+
+function renderRows() {
+  const entries = sortedEntries();
+  const domain = barDomain(entries);
+  table.tBodies[0].replaceChildren(...entries.map((entry) => row(entry, domain)));
+  if (!entries.length) {
+    table.tBodies[0].append(h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No active bots on this ladder yet.")));
+  }
+  for (const button of table.querySelectorAll("thead button[data-sort]")) {
+    const sorted = button.dataset.sort === state.sort.key;
+    button.closest("th").setAttribute("aria-sort", sorted ? (state.sort.descending ? "descending" : "ascending") : "none");
+  }
+}
+
+/** The time left for `remaining` pairings at the completion rate of the samples (last five minutes). */
+function timeLeft(remaining) {
+  const first = state.samples[0];
+  const last = state.samples[state.samples.length - 1];
+  const perMinute = ((last.finished - first.finished) / (last.time - first.time)) * 60_000;
+  if (!(perMinute > 0)) return "time left: measuring the completion rate…";
+  const minutes = remaining / perMinute;
+  const left = minutes < 1 ? "under a minute" : minutes < 90 ? `about ${Math.round(minutes)} min` : `about ${(minutes / 60).toFixed(1)} h`;
+  return `${left} left at ${perMinute.toFixed(1)} pairings/min`;
+}
+
+function renderProgress() {
+  const { done, running, queued, failed } = state.board.progress;
+  const total = done + running + queued + failed;
+  const line = document.getElementById("progress");
+  if (!total) {
+    line.replaceChildren("No pairings scheduled yet.");
+    return;
+  }
+  const remaining = running + queued;
+  line.replaceChildren(
+    h("progress", { max: total, value: done + failed, "aria-label": "pairings played" }),
+    h("span", { class: "counts" }, h("strong", {}, done), " done · ", h("strong", {}, running), " running · ", h("strong", {}, queued), " queued", failed ? [" · ", h("strong", {}, failed), " failed"] : null),
+    h("span", { class: "eta" }, remaining ? timeLeft(remaining) : "all scheduled pairings are played"),
+  );
+}
+
+function render() {
+  renderRows();
+  renderProgress();
+}
+
+function absorb(board) {
+  const before = new Map(state.board.entries.map((entry) => [entry.bot_id, JSON.stringify(entry)]));
+  state.changed = new Set(board.entries.filter((entry) => before.get(entry.bot_id) !== JSON.stringify(entry)).map((entry) => entry.bot_id));
+  for (const entry of board.entries) {
+    const opened = state.opened.get(entry.bot_id);
+    if (entry.rating !== null && opened !== undefined && opened !== null) state.trend.set(entry.bot_id, Math.round(entry.rating - opened));
+    if (!state.opened.has(entry.bot_id)) state.opened.set(entry.bot_id, entry.rating);
+  }
+  state.board = board;
+  const now = Date.now();
+  state.samples = [...state.samples.filter((sample) => now - sample.time <= RATE_WINDOW_MS), { time: now, finished: finished(board.progress) }];
+}
+
+async function poll() {
+  const status = document.getElementById("updated");
+  if (!document.hidden) {
+    try {
+      absorb(await getJson(data.url));
+      render();
+      status.textContent = `live: updated ${new Date().toLocaleTimeString()}`;
+    } catch (error) {
+      status.textContent = `live updates paused (${error.message}); retrying`;
+    }
+  }
+  setTimeout(poll, data.poll_ms);
+}
+
+for (const button of table.querySelectorAll("thead button[data-sort]")) {
+  button.addEventListener("click", () => {
+    const key = button.dataset.sort;
+    const descending = state.sort.key === key ? !state.sort.descending : SORTS[key].descending;
+    state.sort = { key, descending };
+    state.changed.clear();
+    renderRows();
+  });
+}
+render();
+setTimeout(poll, data.poll_ms);

@@ -1,0 +1,154 @@
+// The one replay player for every game. It loads the game's frames (each position re-played by
+// the server through the engine, with the moves and the search behind them), picks the game's
+// renderer module (renderers/<game>.js), and steps through the positions: buttons, a scrub slider,
+// play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
+//
+// A renderer module exports:
+//   createBoard(container) -> {draw(view, overlay)}: draws a frame's `view`; `overlay` is null
+//       (heat map off) or {heat: [{at, share, prior, seat}], played: [at]}, `at` in the view's
+//       board terms (the values of `view.moves`)
+//   describeMove(at) -> string: a move for people
+//   pieceName(seat) -> string: what the seat plays with ("black stones")
+//   caption(view) -> string: a line under the board (captures, phase...)
+
+import { h, getJson, pageData } from "./dom.js";
+import { describeEnd } from "./gametable.js";
+import { playedMoves, searchSummary, searchedMoves, valuePlot } from "./overlay.js";
+
+const BASE_STEP_MS = 700; // one step per this long at 1x
+const URL_DELAY_MS = 250; // #ply=N follows the player once it rests: browsers throttle rapid history updates
+const GAME_NAME = /^[a-z][a-z0-9_]*$/;
+
+const root = document.getElementById("replay");
+const controls = {
+  scrub: document.getElementById("scrub"),
+  speed: document.getElementById("speed"),
+  heat: document.getElementById("show-heat"),
+  play: root.querySelector("[data-go=play]"),
+  ply: document.getElementById("ply"),
+};
+
+async function loadRenderer(game) {
+  if (!GAME_NAME.test(game)) throw new Error(`no renderer for the game ${JSON.stringify(game)}`);
+  try {
+    return await import(`./renderers/${game}.js`);
+  } catch {
+    throw new Error(`this viewer has no renderer for ${game} yet`);
+  }
+}
+
+function requestedPly() {
+  const match = /(?:^#|&)ply=(\d+)/.exec(location.hash);
+  return match ? Number(match[1]) : null;
+}
+
+function start(replay, renderer, summary) {
+  const frames = replay.frames;
+  const last = frames.length - 1;
+  const board = renderer.createBoard(document.getElementById("board"));
+  const seatName = (seat) => `P${seat + 1} ${replay.seats[seat]?.name ?? ""}`.trim();
+  const values = valuePlot(document.getElementById("values"), frames, seatName, (ply) => show(ply));
+  let ply = 0;
+  let timer = null;
+  let urlTimer = null;
+
+  for (const item of document.querySelectorAll(".seats [data-seat]")) {
+    item.querySelector(".piece-name").textContent = `· ${renderer.pieceName(Number(item.dataset.seat))}`;
+  }
+  const end = describeEnd(summary);
+  document.getElementById("result").replaceChildren(
+    h("span", { class: `badge end-${end.kind}` }, end.label), " ", resultLine(replay), " · ", end.detail,
+  );
+  controls.scrub.max = last;
+
+  function describePosition(frame) {
+    const where = `Position ${frame.ply} of ${last}`;
+    if (!frame.actions) return `${where} · final position`;
+    const movers = frame.actors.map(seatName).join(" and ");
+    const moves = playedMoves(frame).map(renderer.describeMove).join(", ");
+    const opening = frame.ply < replay.opening_length ? " (imposed opening)" : "";
+    return `${where} · ${movers} to move${moves ? `, plays ${moves}` : ""}${opening}`;
+  }
+
+  function show(target) {
+    ply = Math.min(Math.max(Number.isFinite(target) ? Math.trunc(target) : 0, 0), last);
+    const frame = frames[ply];
+    const overlay = controls.heat.checked ? { heat: searchedMoves(frame), played: playedMoves(frame) } : null;
+    board.draw(frame.view, overlay);
+    document.getElementById("board-caption").textContent = renderer.caption(frame.view);
+    controls.scrub.value = ply;
+    controls.ply.textContent = describePosition(frame);
+    document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove));
+    values.mark(ply);
+    root.dataset.ply = ply;
+    clearTimeout(urlTimer);
+    urlTimer = setTimeout(() => history.replaceState(null, "", `#ply=${ply}`), URL_DELAY_MS);
+    if (ply === last) pause();
+  }
+
+  function play() {
+    if (ply === last) show(0);
+    controls.play.classList.add("playing");
+    controls.play.setAttribute("aria-label", "Pause");
+    const tick = () => {
+      show(ply + 1);
+      if (timer !== null) timer = setTimeout(tick, BASE_STEP_MS / Number(controls.speed.value));
+    };
+    timer = setTimeout(tick, BASE_STEP_MS / Number(controls.speed.value));
+  }
+
+  function pause() {
+    clearTimeout(timer);
+    timer = null;
+    controls.play.classList.remove("playing");
+    controls.play.setAttribute("aria-label", "Play");
+  }
+
+  const actions = {
+    first: () => show(0),
+    back: () => show(ply - 1),
+    next: () => show(ply + 1),
+    last: () => show(last),
+    play: () => (timer === null ? play() : pause()),
+  };
+  const keys = { ArrowLeft: "back", ArrowRight: "next", Home: "first", End: "last", " ": "play" };
+
+  for (const button of root.querySelectorAll("[data-go]")) {
+    button.addEventListener("click", () => actions[button.dataset.go]());
+  }
+  controls.scrub.addEventListener("input", () => show(Number(controls.scrub.value)));
+  controls.heat.addEventListener("change", () => show(ply));
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const native = ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName) || (target.tagName === "BUTTON" && event.key === " ");
+    if (native || event.altKey || event.ctrlKey || event.metaKey || !(event.key in keys)) return;
+    event.preventDefault();
+    actions[keys[event.key]]();
+  });
+  window.addEventListener("hashchange", () => {
+    const wanted = requestedPly();
+    if (wanted !== null && wanted !== ply) show(wanted);
+  });
+  show(requestedPly() ?? 0);
+  root.dataset.ready = "true";
+}
+
+function resultLine(replay) {
+  const [first, second] = replay.returns;
+  if (first === second) return "draw";
+  const winner = first > second ? 0 : 1;
+  return `P${winner + 1} ${replay.seats[winner].name} wins`;
+}
+
+async function main() {
+  const data = pageData();
+  try {
+    const replay = await getJson(data.frames_url);
+    start(replay, await loadRenderer(replay.game), data.game);
+  } catch (error) {
+    controls.ply.textContent = `The replay cannot be shown: ${error.message}`;
+    root.dataset.ready = "error";
+  }
+}
+
+main();

@@ -1,0 +1,74 @@
+"""The FastAPI app factory. No global state: everything hangs off `app.state.services`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
+
+from arena_platform.api.body_limit import BodySizeLimit
+from arena_platform.api.deps import Services
+from arena_platform.api.errors import documented, install_error_handlers
+from arena_platform.api.hosts import HostCache
+from arena_platform.api.pages import install_pages
+from arena_platform.api.routes import bots, frames, games, health, ladders, predict
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine
+from arena_platform.queue import Enqueue, celery_enqueue
+from arena_platform.settings import Settings
+
+API_PREFIX = "/api/v1"
+PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict
+VALIDATION_SLOTS = 2  # uploads validated at once (each spawns a model host); more wait their turn
+
+
+def create_app(
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    blobs: BlobStore | None = None,
+    enqueue: Enqueue | None = None,
+) -> FastAPI:
+    """The API on `settings`; `engine`, `blobs` and `enqueue` replace the ones the settings name.
+
+    The database must be migrated already (`arena_platform.db.migrate`).
+    """
+    blobs = blobs or BlobStore(settings.resolved_blob_url)
+    services = Services(
+        settings=settings,
+        engine=engine or make_engine(settings.resolved_database_url),
+        blobs=blobs,
+        enqueue=enqueue or celery_enqueue(settings.broker_url),
+        hosts=HostCache(blobs.get, capacity=PREDICT_HOSTS),
+        validation_slots=threading.BoundedSemaphore(VALIDATION_SLOTS),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await run_in_threadpool(services.hosts.close)
+        if engine is None:  # made here, so closed here
+            services.engine.dispose()
+
+    app = FastAPI(
+        title="Arena",
+        summary="Upload game-playing neural networks; watch them play, rated on a leaderboard.",
+        version="1",
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
+    api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
+    for module in (bots, games, frames, ladders, predict, health):
+        api.include_router(module.router)
+    app.include_router(api)
+    install_pages(app)  # the web pages and /static
+    return app

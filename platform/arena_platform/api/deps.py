@@ -1,0 +1,81 @@
+"""What the routes depend on: the app's services, a database session, the caller, typed ids."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from arena_platform.api.errors import ApiError
+from arena_platform.api.hosts import HostCache
+from arena_platform.blobs import BlobStore
+from arena_platform.db import session as open_session
+from arena_platform.models import User
+from arena_platform.queue import Enqueue
+from arena_platform.settings import Settings
+from arena_platform.store import users
+
+MAX_ID = 2**31 - 1  # ids are 32-bit integers in every database; larger ones are malformed requests
+
+
+@dataclass(frozen=True)
+class Services:
+    """Everything a request may need, created once by `create_app` and kept on `app.state`."""
+
+    settings: Settings
+    engine: Engine
+    blobs: BlobStore
+    enqueue: Enqueue
+    hosts: HostCache  # model hosts for predict
+    validation_slots: threading.BoundedSemaphore  # uploads validated at once; others wait
+
+
+def get_services(request: Request) -> Services:
+    return request.app.state.services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+def get_session(services: ServicesDep) -> Iterator[Session]:
+    """One session per request; routes commit what they write."""
+    with open_session(services.engine) as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+_bearer = HTTPBearer(auto_error=False, description="an API token, as printed by `arena user create NAME`")
+
+
+def current_user(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
+) -> User:
+    """The owner of the request's bearer token; 401 without a valid one."""
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if credentials is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "this request needs an API token: Authorization: Bearer <token>",
+            headers=challenge,
+        )
+    user = users.user_for_token(session, token=credentials.credentials)
+    if user is None:
+        raise ApiError(401, "bad_token", "the API token is unknown or revoked", headers=challenge)
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+BotId = Annotated[int, Path(ge=1, le=MAX_ID, description="a bot's id")]
+GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="a game's id")]
+LadderId = Annotated[int, Path(ge=1, le=MAX_ID, description="a ladder's id")]
+Limit = Annotated[int, Query(ge=1, le=500, description="at most this many items")]
+Offset = Annotated[int, Query(ge=0, le=MAX_ID, description="skip this many items")]
+NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL characters: such filters are malformed

@@ -1,0 +1,102 @@
+"""Every error the API answers has the body `{"detail": <a sentence>, "code": <snake_case>}`.
+
+Some carry more fields (`errors` for a malformed request, `report` for a rejected model). A
+request can only produce a 500 through a bug in Arena: those are logged with their traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+_log = logging.getLogger(__name__)
+
+# The code of an error raised without one (by Starlette's router, FastAPI's security helpers...).
+_CODES_BY_STATUS = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "rate_limited",
+    503: "unavailable",
+}
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response (documented in OpenAPI for each route)."""
+
+    detail: str
+    code: str
+
+
+class ApiError(HTTPException):
+    """An error for the client: HTTP status, machine code, a sentence, and optional extra fields."""
+
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        detail: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(status_code=status_code, detail=detail, headers=dict(headers or {}) or None)
+        self.code = code
+        self.extra = dict(extra or {})
+
+
+def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error statuses, all with the error body."""
+    return {status: {"model": ErrorBody} for status in statuses}
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, "not_found", f"{what} does not exist")
+
+
+def error_response(status: int, code: str, detail: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"detail": detail, "code": code, **extra}, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(Exception, _bug)
+
+
+async def _http_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    code = getattr(error, "code", None) or _CODES_BY_STATUS.get(error.status_code, "error")
+    response = error_response(error.status_code, code, str(error.detail), **getattr(error, "extra", {}))
+    response.headers.update(error.headers or {})
+    return response
+
+
+async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
+    """422 naming every field that is wrong; the offending input is not echoed (it may not be JSON)."""
+    assert isinstance(error, RequestValidationError)
+    problems = [
+        {"loc": [str(part) for part in problem.get("loc", ())], "msg": str(problem.get("msg", ""))}
+        for problem in error.errors()
+    ]
+    first = problems[0] if problems else {"loc": [], "msg": "the request is malformed"}
+    detail = f"{'.'.join(first['loc']) or 'request'}: {first['msg']}"
+    return error_response(422, "invalid_request", detail, errors=problems)
+
+
+async def _bug(request: Request, error: Exception) -> JSONResponse:
+    _log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+    return error_response(500, "internal_error", "Arena failed to answer this request; the error is logged")

@@ -1,0 +1,171 @@
+"""The server-rendered pages (ARCHITECTURE §6): Jinja2 templates and static ES modules from `frontend/`.
+
+Each page is a thin route over the same store functions as the API. The template renders the frame
+of the page (navigation, headings, forms, facts) with autoescaping on; the data the page's module
+draws (tables, plots, the replay player) is embedded as JSON (`page_data`, the API's own models)
+and drawn with DOM text nodes, never as markup. Live parts (the leaderboard's polling, the replay's
+frames) fetch the public API. Unknown or malformed ids get the 404 page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import jinja2
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+from sqlmodel import Session
+
+import arena_platform
+from arena_bots.manifest import PLAYER_KINDS
+from arena_games.registry import GAMES
+from arena_platform.api.deps import MAX_ID, SessionDep
+from arena_platform.api.routes import ladders as ladder_routes
+from arena_platform.models import Ladder
+from arena_platform.store import bots, ladders, reads
+
+FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
+GAMES_PER_PAGE = 50
+RECENT_GAMES = 20  # on a bot's page
+BOTS_IN_FILTER = 500  # bots offered by the games page's bot filter
+LEADERBOARD_POLL_MS = 3000  # how often an open leaderboard asks the API for news
+# Pages run only their own modules and reach only this server: injected markup would stay inert.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+router = APIRouter(include_in_schema=False)
+Found = TypeVar("Found")
+
+
+class FrontendMissing(RuntimeError):
+    """The `frontend/` folder (templates and static files) is not beside the source tree."""
+
+
+def install_pages(app: FastAPI) -> None:
+    """Adds the pages and mounts `/static`; FrontendMissing when `frontend/` is not found."""
+    for part in ("templates", "static"):
+        if not (FRONTEND / part).is_dir():
+            raise FrontendMissing(
+                f"the web pages need {FRONTEND / part}: run Arena from its source tree "
+                "(an editable install), where frontend/ sits beside platform/"
+            )
+    app.state.templates = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(FRONTEND / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=FRONTEND / "static"), name="static")
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, session: SessionDep) -> HTMLResponse:
+    """The leaderboard of the first ladder (or an invitation to upload when there is none)."""
+    first = next(iter(ladders.list_ladders(session)), None)
+    return _leaderboard_page(request, session, first)
+
+
+@router.get("/ladders/{ladder_id}", response_class=HTMLResponse)
+def ladder_page(ladder_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    ladder = _lookup(ladder_id, lambda key: ladders.get_ladder(session, ladder_id=key))
+    if ladder is None:
+        return _not_found(request, f"ladder {ladder_id}")
+    return _leaderboard_page(request, session, ladder)
+
+
+@router.get("/bots/{bot_id}", response_class=HTMLResponse)
+def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    bot = _lookup(bot_id, lambda key: bots.describe_bot(session, bot_id=key))
+    if bot is None:
+        return _not_found(request, f"bot {bot_id}")
+    data = {
+        "bot": bot,
+        "history": reads.rating_history(session, bot_id=bot.id),
+        "opponents": reads.results_by_opponent(session, bot_id=bot.id),
+        "games": reads.list_games(session, bot_id=bot.id, limit=RECENT_GAMES),
+    }
+    return _render(request, "bot.html", bot=bot, page_data=data)
+
+
+@router.get("/games", response_class=HTMLResponse)
+def games_page(
+    request: Request, session: SessionDep, ladder: str = "", bot: str = "", offset: str = ""
+) -> HTMLResponse:
+    """Finished games, newest first; `ladder` and `bot` filter (ids; anything else is ignored)."""
+    ladder_id, bot_id, skip = _number(ladder), _number(bot), _number(offset) or 0
+    games = reads.list_games(session, ladder_id=ladder_id, bot_id=bot_id, limit=GAMES_PER_PAGE, offset=skip)
+    choices = bots.list_bots(session, ladder_id=ladder_id, limit=BOTS_IN_FILTER)
+    return _render(
+        request,
+        "games.html",
+        ladders=ladders.list_ladders(session),
+        bots=choices,
+        ladder_id=ladder_id,
+        bot_id=bot_id,
+        offset=skip,
+        more=len(games) == GAMES_PER_PAGE,
+        per_page=GAMES_PER_PAGE,
+        page_data={"games": games, "bot_id": bot_id},
+    )
+
+
+@router.get("/games/{game_id}", response_class=HTMLResponse)
+def replay_page(game_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    game = _lookup(game_id, lambda key: reads.get_game(session, game_id=key))
+    if game is None:
+        return _not_found(request, f"game {game_id}")
+    ladder = ladders.get_ladder(session, ladder_id=game.ladder_id)
+    data = {"game": game, "frames_url": f"/api/v1/games/{game.id}/frames"}
+    return _render(request, "replay.html", game=game, ladder=ladder, page_data=data)
+
+
+@router.get("/upload", response_class=HTMLResponse)
+def upload_page(request: Request) -> HTMLResponse:
+    games = sorted((game.spec.name, game.spec.title) for game in GAMES.values())
+    return _render(request, "upload.html", games=games, player_kinds=PLAYER_KINDS)
+
+
+def _leaderboard_page(request: Request, session: Session, ladder: Ladder | None) -> HTMLResponse:
+    if ladder is None:
+        return _render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
+    data = {
+        "leaderboard": ladder_routes.leaderboard(ladder.id, session),  # what the page's polling fetches
+        "url": f"/api/v1/ladders/{ladder.id}/leaderboard",
+        "poll_ms": LEADERBOARD_POLL_MS,
+    }
+    return _render(
+        request, "leaderboard.html", ladder=ladder, ladders=ladders.list_ladders(session), page_data=data
+    )
+
+
+def _render(request: Request, template: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """The page `template` with `context`; `page_data` goes to the page's module as JSON."""
+    environment: jinja2.Environment = request.app.state.templates
+    context["page_data"] = jsonable_encoder(context.get("page_data"))  # models as the API answers them
+    html = environment.get_template(template).render(path=request.url.path, **context)
+    return HTMLResponse(
+        html, status_code=status_code, headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY}
+    )
+
+
+def _not_found(request: Request, what: str) -> HTMLResponse:
+    return _render(request, "404.html", status_code=404, what=what)
+
+
+def _number(text: str) -> int | None:
+    """The id (or count) written in `text`: a whole number from 1 to MAX_ID; None for anything else."""
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))):
+        return None
+    return int(text) if 1 <= int(text) <= MAX_ID else None
+
+
+def _lookup(text: str, find: Callable[[int], Found | None]) -> Found | None:
+    """`find(id)` for the id written in `text`; None when `text` is no id."""
+    key = _number(text)
+    return None if key is None else find(key)

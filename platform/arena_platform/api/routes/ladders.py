@@ -1,0 +1,47 @@
+"""/ladders: the ladders (one game version at one compute budget) and their leaderboards."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from arena_platform.api.deps import LadderId, SessionDep
+from arena_platform.api.errors import documented, not_found
+from arena_platform.store import ladders, reads
+from arena_platform.store.reads import LeaderboardEntry, PairingProgress, UtcDatetime
+
+router = APIRouter(prefix="/ladders", tags=["ladders"])
+
+
+class LadderOut(BaseModel):
+    id: int
+    name: str
+    game: str
+    game_version: int
+    simulations: int  # network evaluations per move for every search bot
+    created_at: UtcDatetime
+
+
+class Leaderboard(BaseModel):
+    ladder: LadderOut
+    progress: PairingProgress  # pairings by state
+    entries: list[LeaderboardEntry]  # best first; unrated bots last
+
+
+@router.get("", summary="All ladders")
+def list_ladders(session: SessionDep) -> list[LadderOut]:
+    return [
+        LadderOut.model_validate(ladder, from_attributes=True) for ladder in ladders.list_ladders(session)
+    ]
+
+
+@router.get("/{ladder_id}/leaderboard", summary="A ladder's ratings and progress", responses=documented(404))
+def leaderboard(ladder_id: LadderId, session: SessionDep) -> Leaderboard:
+    ladder = ladders.get_ladder(session, ladder_id=ladder_id)
+    if ladder is None:
+        raise not_found(f"ladder {ladder_id}")
+    return Leaderboard(
+        ladder=LadderOut.model_validate(ladder, from_attributes=True),
+        progress=reads.pairing_progress(session, ladder_id=ladder_id),
+        entries=reads.leaderboard(session, ladder_id=ladder_id),
+    )

@@ -1,0 +1,128 @@
+"""/predict: which move would bot X play in this position, and what its search thought of it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena_bots.host import ModelFault
+from arena_bots.loading import house_player, network_player
+from arena_bots.manifest import Manifest
+from arena_bots.match import Decision, Request
+from arena_games.api import BadConfig, BadStateDict, Game, GameError, IllegalAction
+from arena_games.registry import get_game
+from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
+from arena_platform.api.errors import ApiError, documented, not_found
+from arena_platform.models import Bot, Ladder
+from arena_platform.store import bots, ladders
+
+router = APIRouter(tags=["predict"])
+
+ActionIndex = Annotated[int, Field(ge=0, le=MAX_ID)]
+MAX_STEPS = 10_000  # of a position given as actions; every game's max_length is far below
+MAX_SEED = 2**63 - 1
+_POSITION_CODES: tuple[tuple[type[GameError], str], ...] = (
+    (IllegalAction, "illegal_action"),
+    (BadConfig, "bad_config"),
+    (BadStateDict, "bad_state"),
+)
+
+
+class PredictRequest(BaseModel):
+    """A bot and a position: either the joint actions played from `init(seed, config)` (none: the
+    start), or a state as the game's `to_dict` writes it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bot_id: int = Field(ge=1, le=MAX_ID)
+    actions: list[list[list[ActionIndex]]] | None = Field(
+        default=None,
+        max_length=MAX_STEPS,
+        description="joint actions: per step, one action per acting player, one index per action head",
+    )
+    state: dict[str, Any] | None = Field(default=None, description="a state dict from the game's to_dict")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="the game's seed; also seeds the bot's draws")
+    config: dict[str, Any] | None = Field(default=None, description="overrides of the game's default config")
+    player: int | None = Field(default=None, ge=0, le=15, description="the seat to move (default: the first)")
+
+
+class Prediction(BaseModel):
+    bot_id: int
+    game: str
+    player: int  # the seat the bot played
+    action: list[int]  # one index per action head
+    insight: dict[str, Any] | None  # the search's view: root value, top moves with visit shares
+
+
+@router.post(
+    "/predict", summary="The move a bot would play in a position", responses=documented(404, 409, 422)
+)
+def predict(body: PredictRequest, session: SessionDep, services: ServicesDep) -> Prediction:
+    bot = bots.get_bot(session, bot_id=body.bot_id)
+    if bot is None:
+        raise not_found(f"bot {body.bot_id}")
+    ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
+    assert ladder is not None  # a foreign key
+    game = get_game(ladder.game)
+    if ladder.game_version != game.spec.version:
+        raise ApiError(
+            409,
+            "game_version_retired",
+            f"bot {bot.id} plays {game.name} v{ladder.game_version}, no longer played",
+        )
+    state = _position(game, body)
+    seat = _seat(game, state, body.player)
+    decision = _decide(services, bot, ladder, game, Request(state, seat, np.random.default_rng(body.seed)))
+    if decision.action is None:
+        raise ApiError(422, "model_fault", f"the bot could not choose a move: {decision.fault}")
+    return Prediction(
+        bot_id=bot.id, game=game.name, player=seat, action=list(decision.action), insight=decision.insight
+    )
+
+
+def _position(game: Game, body: PredictRequest) -> Any:
+    """The requested state; 422 with the engine's reason when it is not a position of the game."""
+    try:
+        if body.state is not None:
+            if body.actions is not None:
+                raise ApiError(422, "invalid_request", "give the position as actions or as a state, not both")
+            return game.from_dict(body.state)
+        state = game.init(body.seed, body.config)
+        for joint in body.actions or ():
+            state = game.step(state, tuple(tuple(action) for action in joint))
+        return state
+    except GameError as error:
+        code = next((code for kind, code in _POSITION_CODES if isinstance(error, kind)), "bad_position")
+        raise ApiError(422, code, str(error)) from None
+
+
+def _seat(game: Game, state: Any, requested: int | None) -> int:
+    to_move = game.to_move(state)
+    if not to_move:
+        raise ApiError(422, "game_over", f"the game is over: {game.end_reason(state)}")
+    if requested is None:
+        return to_move[0]
+    if requested not in to_move:
+        raise ApiError(422, "not_to_move", f"player {requested} is not to move; {list(to_move)} are")
+    return requested
+
+
+def _decide(services: Services, bot: Bot, ladder: Ladder, game: Game, request: Request) -> Decision:
+    """The bot's decision at the ladder's budget; a network bot runs in a (cached) model host."""
+    if bot.kind == "house":
+        return house_player(bot.player, simulations=ladder.simulations).decide(game, [request])[0]
+    assert bot.model_sha256 is not None  # network bots have a model
+    manifest = Manifest(**bot.manifest)
+    try:
+        with services.hosts.lease(bot.model_sha256) as host:
+            player = network_player(manifest, host, simulations=ladder.simulations)
+            decision = player.decide(game, [request])[0]
+    except ModelFault as fault:  # the host did not start
+        services.hosts.discard(bot.model_sha256)
+        raise ApiError(422, "model_fault", f"the bot's model could not be started: {fault.message}") from None
+    if decision.action is None:  # the model faulted: its host is dead or suspect
+        services.hosts.discard(bot.model_sha256)
+    return decision

@@ -1,0 +1,69 @@
+"""`arena user create` and `arena upload`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from arena_games.registry import GAMES
+from arena_platform.cli.common import UsageError
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    user = commands.add_parser("user", help="manage Arena users").add_subparsers(
+        required=True, metavar="ACTION"
+    )
+    create = user.add_parser("create", help="create a user in the database and print their API token")
+    create.add_argument("name")
+    create.set_defaults(run=_run_user_create)
+
+    upload = commands.add_parser("upload", help="upload an ONNX bot to an Arena server")
+    upload.add_argument("file", type=Path)
+    upload.add_argument("--game", required=True, help=f"one of: {', '.join(sorted(GAMES))}")
+    upload.add_argument("--name", required=True, help="the bot's name (overrides the file's arena.name)")
+    upload.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default: %(default)s)")
+    upload.add_argument("--token", help="an API token (default: the ARENA_TOKEN environment variable)")
+    upload.add_argument("--player", choices=("mcts", "greedy", "sample"), help="overrides arena.player")
+    upload.add_argument("--simulations", type=int, help="overrides arena.simulations")
+    upload.set_defaults(run=_run_upload)
+
+
+def _run_user_create(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import OperationalError
+
+    from arena_platform.db import make_engine, migrate, session
+    from arena_platform.settings import SettingsError, load_settings
+    from arena_platform.store import users
+
+    try:
+        settings = load_settings()
+        engine = make_engine(settings.resolved_database_url)
+        migrate(engine)
+        with session(engine) as db:
+            _, token = users.create_user(db, name=args.name)
+            db.commit()
+    except (SettingsError, users.InvalidName, users.NameTaken) as error:
+        raise UsageError(str(error)) from None
+    except OperationalError as error:
+        raise UsageError(f"cannot use the database: {error.orig}") from None
+    print(token)
+    return 0
+
+
+def _run_upload(args: argparse.Namespace) -> int:
+    from arena_platform.client import ArenaClient, ArenaClientError
+
+    token = args.token or os.environ.get("ARENA_TOKEN")
+    if not token:
+        raise UsageError(
+            "uploading needs an API token: pass --token or set ARENA_TOKEN (see `arena user create`)"
+        )
+    overrides = {"player": args.player, "simulations": args.simulations}
+    try:
+        with ArenaClient(args.url, token) as client:
+            bot = client.upload(args.file, args.game, args.name, **overrides)
+    except ArenaClientError as error:
+        raise UsageError(str(error)) from None
+    print(f"uploaded {bot['name']!r} version {bot['version']} as bot {bot['id']} on ladder {bot['ladder']}")
+    return 0

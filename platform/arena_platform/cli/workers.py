@@ -1,0 +1,62 @@
+"""`arena worker`, `arena beat` and `arena sweep`: the Celery side (ARENA_BROKER_URL)."""
+
+from __future__ import annotations
+
+import argparse
+
+from arena_platform.cli.common import UsageError
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    worker = commands.add_parser(
+        "worker", help="run a Celery worker on ARENA_BROKER_URL (ARENA_WORKER_CONCURRENCY processes)"
+    )
+    worker.add_argument("--beat", action="store_true", help="also run Celery beat (one per deployment)")
+    worker.add_argument("--loglevel", default="INFO", help="Celery's log level (default: %(default)s)")
+    worker.set_defaults(run=_run_worker)
+
+    beat = commands.add_parser("beat", help="run Celery beat: sends the sweep every ARENA_HEARTBEAT_SECONDS")
+    beat.add_argument("--loglevel", default="INFO", help="Celery's log level (default: %(default)s)")
+    beat.set_defaults(run=_run_beat)
+
+    sweep = commands.add_parser("sweep", help="recover silent workers' pairings and lost messages once, now")
+    sweep.set_defaults(run=_run_sweep)
+
+
+def _broker_settings():  # -> Settings; imported lazily: the worker stack is heavy
+    from arena_platform.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        raise UsageError(str(error)) from None
+    if settings.embedded_worker:
+        raise UsageError(
+            "set ARENA_BROKER_URL (e.g. redis://localhost:6379/0): the default in-memory broker "
+            "only reaches the worker inside `arena serve`"
+        )
+    return settings
+
+
+def _run_worker(args: argparse.Namespace) -> int:
+    from arena_workers.celery_app import create_celery_app, worker_argv
+
+    settings = _broker_settings()
+    create_celery_app(settings).worker_main(worker_argv(settings, beat=args.beat, loglevel=args.loglevel))
+    return 0
+
+
+def _run_beat(args: argparse.Namespace) -> int:
+    from arena_workers.celery_app import beat_argv, create_celery_app
+
+    settings = _broker_settings()
+    return create_celery_app(settings).start(beat_argv(settings, loglevel=args.loglevel)) or 0
+
+
+def _run_sweep(_: argparse.Namespace) -> int:
+    from arena_workers.celery_app import create_celery_app
+    from arena_workers.runner import sweep
+
+    swept = sweep(create_celery_app(_broker_settings()).context)
+    print(f"requeued {swept.requeued}, failed {swept.failed}, resent {swept.resent}")
+    return 0

@@ -1,0 +1,125 @@
+"""A small client of Arena's REST API, for Python scripts and the `arena` CLI.
+
+Every method returns the decoded JSON body. Any failure, an error answer or an unreachable server,
+raises `ArenaClientError(status, code, detail)`: `status` is 0 when no answer came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+API_PREFIX = "/api/v1"
+TIMEOUT = httpx.Timeout(30.0, read=300.0)  # seconds; an upload is answered after its validation
+
+
+class ArenaClientError(Exception):
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        super().__init__(f"{detail} ({code}, HTTP {status})" if status else f"{detail} ({code})")
+        self.status = status
+        self.code = code
+        self.detail = detail
+
+
+class ArenaClient:
+    """`ArenaClient(base_url, token)`; `http` replaces the underlying httpx.Client (tests pass a
+    FastAPI TestClient). Use it as a context manager, or call `close`."""
+
+    def __init__(
+        self, base_url: str = DEFAULT_URL, token: str | None = None, *, http: httpx.Client | None = None
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=TIMEOUT)
+        self._http.headers.update(headers)
+
+    def __enter__(self) -> ArenaClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def upload(self, path: str | PathLike[str], game: str, name: str | None = None, **overrides: Any) -> Any:
+        """Upload the ONNX file at `path` for `game`; `overrides` are manifest fields (player,
+        simulations, c_puct, temperature, value, head). Returns the new bot."""
+        path = Path(path)
+        try:
+            model_bytes = path.read_bytes()
+        except OSError as error:
+            raise ArenaClientError(0, "unreadable_file", f"cannot read {path}: {error.strerror}") from None
+        fields = {"game": game, "name": name, **overrides}
+        data = {key: str(value) for key, value in fields.items() if value is not None}
+        files = {"model": (path.name, model_bytes, "application/octet-stream")}
+        return self._call("POST", "/bots", data=data, files=files)
+
+    def retire(self, bot_id: int) -> Any:
+        return self._call("DELETE", f"/bots/{bot_id}")
+
+    def bots(self, **filters: Any) -> Any:
+        """Bots, newest first; filters: ladder, owner, status, limit, offset."""
+        return self._call("GET", "/bots", params=filters)
+
+    def bot(self, bot_id: int) -> Any:
+        return self._call("GET", f"/bots/{bot_id}")
+
+    def ladders(self) -> Any:
+        return self._call("GET", "/ladders")
+
+    def leaderboard(self, ladder_id: int) -> Any:
+        return self._call("GET", f"/ladders/{ladder_id}/leaderboard")
+
+    def games(self, **filters: Any) -> Any:
+        """Games, newest first; filters: ladder, bot, result, reason, limit, offset."""
+        return self._call("GET", "/games", params=filters)
+
+    def game(self, game_id: int) -> Any:
+        """The game with its replay."""
+        return self._call("GET", f"/games/{game_id}")
+
+    def predict(
+        self,
+        bot_id: int,
+        *,
+        actions: Sequence[Sequence[Sequence[int]]] | None = None,
+        state: dict[str, Any] | None = None,
+        seed: int = 0,
+        config: dict[str, Any] | None = None,
+        player: int | None = None,
+    ) -> Any:
+        """The move the bot would play after `actions` from the seeded start (or in `state`)."""
+        body = {
+            "bot_id": bot_id,
+            "actions": actions,
+            "state": state,
+            "seed": seed,
+            "config": config,
+            "player": player,
+        }
+        return self._call(
+            "POST", "/predict", json={key: value for key, value in body.items() if value is not None}
+        )
+
+    def _call(self, method: str, path: str, **request: Any) -> Any:
+        try:
+            response = self._http.request(method, API_PREFIX + path, **request)
+        except httpx.HTTPError as error:
+            raise ArenaClientError(
+                0, "unreachable", f"no answer from {self._http.base_url}: {error}"
+            ) from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.is_success:
+            return body
+        if not isinstance(body, dict):
+            body = {}
+        detail = str(body.get("detail") or response.reason_phrase or "the request failed")
+        raise ArenaClientError(response.status_code, str(body.get("code") or "http_error"), detail)

@@ -1,0 +1,162 @@
+"""Bots: uploaded network bots and their versions, listing and retirement.
+
+A bot's name is unique on its ladder and belongs to whoever uploaded it first (house bots belong to
+nobody, so their names are never free). Uploading the same name again makes a new version and
+retires the older ones: a ladder holds one active version per name.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from arena_bots.manifest import Manifest
+from arena_platform.models import Bot, Ladder, Rating, User
+from arena_platform.store.reads import BotDetail, BotSummary, RatingView, as_utc
+
+RETIRED = "retired"
+
+
+class NameTaken(ValueError):
+    """The bot name belongs to another owner (or a house bot) on this ladder."""
+
+
+class NotOwner(PermissionError):
+    """Only a bot's owner may change it."""
+
+
+def create_network_bot(
+    session: Session,
+    *,
+    ladder_id: int,
+    owner_id: int,
+    manifest: Manifest,
+    report: dict,
+    model_sha256: str,
+) -> Bot:
+    """Record an accepted upload as the newest version of `manifest.name` on the ladder.
+
+    `report` is the JSON-safe validation report; `model_sha256` the blob key of the (sanitized)
+    model. Older active versions of the name are retired. Raises NameTaken. Flushes; the caller
+    commits (two uploads racing for one version fail the unique (ladder, name, version) guard).
+    """
+    versions = list(session.exec(select(Bot).where(Bot.ladder_id == ladder_id, Bot.name == manifest.name)))
+    if any(bot.owner_id != owner_id for bot in versions):
+        raise NameTaken(f"the bot name {manifest.name!r} is taken on this ladder by someone else")
+    for older in versions:
+        older.status = RETIRED
+        session.add(older)
+    bot = Bot(
+        ladder_id=ladder_id,
+        owner_id=owner_id,
+        name=manifest.name,
+        version=max((older.version for older in versions), default=0) + 1,
+        kind="network",
+        player=manifest.player,
+        model_sha256=model_sha256,
+        manifest=manifest.to_dict(),
+        report=report,
+    )
+    session.add(bot)
+    session.flush()
+    return bot
+
+
+def get_bot(session: Session, *, bot_id: int) -> Bot | None:
+    return session.get(Bot, bot_id)
+
+
+def list_bots(
+    session: Session,
+    *,
+    ladder_id: int | None = None,
+    owner: str | None = None,
+    status: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[BotSummary]:
+    """Bots, newest first, optionally of one ladder, one owner (by user name) and one status."""
+    query = _bot_query()
+    if ladder_id is not None:
+        query = query.where(Bot.ladder_id == ladder_id)
+    if owner is not None:
+        query = query.where(User.name == owner)
+    if status is not None:
+        query = query.where(Bot.status == status)
+    rows = session.exec(query.order_by(col(Bot.id).desc()).offset(offset).limit(limit))
+    return [_bot_summary(*row) for row in rows]
+
+
+def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
+    """The bot with its manifest, validation report and current rating; None when unknown."""
+    row = session.exec(
+        _bot_query()
+        .add_columns(Rating)
+        .outerjoin(Rating, (Rating.bot_id == Bot.id) & (Rating.ladder_id == Bot.ladder_id))
+        .where(Bot.id == bot_id)
+    ).first()
+    if row is None:
+        return None
+    bot, ladder, author, rating = row
+    return BotDetail(
+        **_bot_summary(bot, ladder, author).model_dump(),
+        manifest=bot.manifest,
+        report=bot.report,
+        rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
+    )
+
+
+def retire_bot(session: Session, *, bot: Bot, user_id: int) -> Bot:
+    """Retire `bot` (it plays no more pairings); idempotent. Raises NotOwner. The caller commits."""
+    if bot.owner_id is None or bot.owner_id != user_id:
+        raise NotOwner(f"bot {bot.id} belongs to someone else")
+    bot.status = RETIRED
+    session.add(bot)
+    session.flush()
+    return bot
+
+
+def uploads_since(session: Session, *, owner_id: int, since: datetime) -> list[datetime]:
+    """When the owner's bots created at or after `since` were uploaded, oldest first (rate limits)."""
+    times = session.exec(
+        select(Bot.created_at)
+        .where(Bot.owner_id == owner_id, Bot.created_at >= since)
+        .order_by(Bot.created_at)
+    )
+    return [as_utc(moment) for moment in times]
+
+
+def _bot_query() -> Any:
+    return (
+        select(Bot, Ladder, User.name)
+        .join(Ladder, Ladder.id == Bot.ladder_id)
+        .outerjoin(User, User.id == Bot.owner_id)
+    )
+
+
+def _bot_summary(bot: Bot, ladder: Ladder, author: str | None) -> BotSummary:
+    return BotSummary(
+        id=bot.id,
+        ladder_id=bot.ladder_id,
+        ladder=ladder.name,
+        game=ladder.game,
+        name=bot.name,
+        version=bot.version,
+        author=author,
+        kind=bot.kind,
+        player=bot.player,
+        status=bot.status,
+        model_sha256=bot.model_sha256,
+        created_at=bot.created_at,
+    )
+
+
+def find_active_bot_by_model(session: Session, *, ladder_id: int, model_sha256: str) -> Bot | None:
+    """The active bot of the ladder that plays the model with this blob key, if any."""
+    return session.exec(
+        select(Bot).where(
+            Bot.ladder_id == ladder_id, Bot.model_sha256 == model_sha256, Bot.status == "active"
+        )
+    ).first()

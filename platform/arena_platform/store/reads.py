@@ -1,0 +1,301 @@
+"""Read models of the public views: bots, leaderboards, games, results per opponent, rating history.
+
+The rating and game tables are written by the workers (results, refits); this module only reads
+them, joined with bots and owners, into pydantic models that the API returns as they are.
+Scores are for the first seat of a game: 1 win, 0.5 draw, 0 loss.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel
+from sqlalchemy import case, func, or_, union_all
+from sqlalchemy.orm import aliased
+from sqlmodel import Session, col, select
+
+from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory, User
+
+GameResult = Literal["win", "draw", "loss"]  # from one bot's point of view
+
+
+def as_utc(moment: datetime) -> datetime:
+    """`moment` as an aware UTC time: SQLite hands back the stored UTC times without their zone."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
+
+
+class BotRef(BaseModel):
+    id: int
+    name: str
+    version: int
+
+
+class RatingView(BaseModel):
+    """A bot's current rating: Elo, its 95% interval [low, high], and its record."""
+
+    rating: float
+    low: float
+    high: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    provisional: bool
+    updated_at: UtcDatetime
+
+
+class BotSummary(BaseModel):
+    id: int
+    ladder_id: int
+    ladder: str
+    game: str
+    name: str
+    version: int
+    author: str | None  # None for house bots
+    kind: str  # house | network
+    player: str
+    status: str
+    model_sha256: str | None
+    created_at: UtcDatetime
+
+
+class BotDetail(BotSummary):
+    manifest: dict[str, Any]
+    report: dict[str, Any]  # the validation report of the upload ({} for house bots)
+    rating: RatingView | None
+
+
+class LeaderboardEntry(BaseModel):
+    """One active bot of a ladder; unrated bots (no games yet) come last, without a rank."""
+
+    rank: int | None
+    bot_id: int
+    name: str
+    version: int
+    author: str | None
+    house: bool
+    player: str
+    rating: float | None
+    low: float | None
+    high: float | None
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    provisional: bool
+
+
+class PairingProgress(BaseModel):
+    """Pairings per state (the states of `arena_platform.store.pairings`)."""
+
+    queued: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+
+
+class GameSummary(BaseModel):
+    id: int
+    ladder_id: int
+    pairing_id: int
+    index: int  # 0: the pairing's first bot has the first seat; 1: seats swapped
+    first: BotRef
+    second: BotRef
+    score: float  # the first seat's
+    end_reason: str
+    forfeit_seat: int | None
+    steps: int
+    replay_sha256: str
+    created_at: UtcDatetime
+
+
+class OpponentResult(BaseModel):
+    opponent: BotRef
+    author: str | None
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float  # the bot's mean score against this opponent
+
+
+class RatingPoint(BaseModel):
+    rating: float
+    low: float
+    high: float
+    games: int
+    recorded_at: UtcDatetime
+
+
+def leaderboard(session: Session, *, ladder_id: int) -> list[LeaderboardEntry]:
+    """The active bots of the ladder, best rating first, ranked; unrated bots last, by age."""
+    rows = session.exec(
+        select(Bot, Rating, User.name)
+        .outerjoin(Rating, (Rating.bot_id == Bot.id) & (Rating.ladder_id == Bot.ladder_id))
+        .outerjoin(User, User.id == Bot.owner_id)
+        .where(Bot.ladder_id == ladder_id, Bot.status == "active")
+    ).all()
+    rows.sort(key=lambda row: (row[1] is None, -(row[1].rating if row[1] else 0.0), row[0].id))
+    return [
+        _leaderboard_entry(rank if rating is not None else None, bot, rating, author)
+        for rank, (bot, rating, author) in enumerate(rows, start=1)
+    ]
+
+
+def pairing_progress(session: Session, *, ladder_id: int) -> PairingProgress:
+    """How many pairings of the ladder are in each state."""
+    counts = session.exec(
+        select(Pairing.status, func.count()).where(Pairing.ladder_id == ladder_id).group_by(Pairing.status)
+    ).all()
+    return PairingProgress.model_validate(dict(counts))
+
+
+def list_games(
+    session: Session,
+    *,
+    ladder_id: int | None = None,
+    bot_id: int | None = None,
+    result: GameResult | None = None,
+    reason: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[GameSummary]:
+    """Finished games, newest first, optionally of one ladder and one bot.
+
+    `result` is from `bot_id`'s point of view ("draw" alone is allowed; "win" and "loss" need a
+    bot, ValueError otherwise); `reason` keeps games whose end reason contains it (any case).
+    """
+    query = _game_query()
+    if ladder_id is not None:
+        query = query.where(GameRecord.ladder_id == ladder_id)
+    if bot_id is not None:
+        query = query.where(or_(GameRecord.first_bot_id == bot_id, GameRecord.second_bot_id == bot_id))
+    if result is not None:
+        query = query.where(_result_condition(result, bot_id))
+    if reason:
+        query = query.where(col(GameRecord.end_reason).icontains(reason, autoescape=True))
+    rows = session.exec(query.order_by(col(GameRecord.id).desc()).offset(offset).limit(limit))
+    return [_game_summary(*row) for row in rows]
+
+
+def get_game(session: Session, *, game_id: int) -> GameSummary | None:
+    """One game with its replay's blob key; None when unknown."""
+    row = session.exec(_game_query().where(GameRecord.id == game_id)).first()
+    return None if row is None else _game_summary(*row)
+
+
+def results_by_opponent(session: Session, *, bot_id: int) -> list[OpponentResult]:
+    """The bot's record against each opponent it met, most games first."""
+    as_first = select(GameRecord.second_bot_id.label("opponent_id"), GameRecord.score.label("points")).where(
+        GameRecord.first_bot_id == bot_id
+    )
+    as_second = select(
+        GameRecord.first_bot_id.label("opponent_id"), (1 - GameRecord.score).label("points")
+    ).where(GameRecord.second_bot_id == bot_id)
+    games = union_all(as_first, as_second).subquery()
+    record = (
+        select(
+            games.c.opponent_id,
+            func.count().label("games"),
+            func.sum(case((games.c.points == 1, 1), else_=0)).label("wins"),
+            func.sum(case((games.c.points == 0.5, 1), else_=0)).label("draws"),
+            func.sum(games.c.points).label("points"),
+        )
+        .group_by(games.c.opponent_id)
+        .subquery()
+    )
+    rows = session.exec(
+        select(Bot, User.name, record.c.games, record.c.wins, record.c.draws, record.c.points)
+        .join(record, record.c.opponent_id == Bot.id)
+        .outerjoin(User, User.id == Bot.owner_id)
+        .order_by(record.c.games.desc(), Bot.id)
+    )
+    return [
+        OpponentResult(
+            opponent=_ref(bot),
+            author=author,
+            games=games_played,
+            wins=wins,
+            draws=draws,
+            losses=games_played - wins - draws,
+            score=float(points) / games_played,
+        )
+        for bot, author, games_played, wins, draws, points in rows
+    ]
+
+
+def rating_history(session: Session, *, bot_id: int) -> list[RatingPoint]:
+    """The bot's rating after each refit that rated it, oldest first."""
+    rows = session.exec(
+        select(RatingHistory)
+        .where(RatingHistory.bot_id == bot_id)
+        .order_by(RatingHistory.recorded_at, RatingHistory.id)
+    )
+    return [RatingPoint.model_validate(row, from_attributes=True) for row in rows]
+
+
+def _leaderboard_entry(
+    rank: int | None, bot: Bot, rating: Rating | None, author: str | None
+) -> LeaderboardEntry:
+    record = {"games": 0, "wins": 0, "draws": 0, "losses": 0, "provisional": True}
+    if rating is not None:
+        record = {name: getattr(rating, name) for name in record}
+    return LeaderboardEntry(
+        rank=rank,
+        bot_id=bot.id,
+        name=bot.name,
+        version=bot.version,
+        author=author,
+        house=bot.kind == "house",
+        player=bot.player,
+        rating=None if rating is None else rating.rating,
+        low=None if rating is None else rating.low,
+        high=None if rating is None else rating.high,
+        **record,
+    )
+
+
+def _game_query() -> Any:
+    first, second = aliased(Bot), aliased(Bot)
+    return (
+        select(GameRecord, first, second)
+        .join(first, first.id == GameRecord.first_bot_id)
+        .join(second, second.id == GameRecord.second_bot_id)
+    )
+
+
+def _game_summary(game: GameRecord, first: Bot, second: Bot) -> GameSummary:
+    return GameSummary(
+        id=game.id,
+        ladder_id=game.ladder_id,
+        pairing_id=game.pairing_id,
+        index=game.index,
+        first=_ref(first),
+        second=_ref(second),
+        score=game.score,
+        end_reason=game.end_reason,
+        forfeit_seat=game.forfeit_seat,
+        steps=game.steps,
+        replay_sha256=game.replay_sha256,
+        created_at=game.created_at,
+    )
+
+
+def _result_condition(result: GameResult, bot_id: int | None) -> Any:
+    if result == "draw":
+        return GameRecord.score == 0.5
+    if bot_id is None:
+        raise ValueError(f"the result {result!r} is from one bot's point of view: name the bot")
+    first_score = 1.0 if result == "win" else 0.0
+    return or_(
+        (GameRecord.first_bot_id == bot_id) & (GameRecord.score == first_score),
+        (GameRecord.second_bot_id == bot_id) & (GameRecord.score == 1.0 - first_score),
+    )
+
+
+def _ref(bot: Bot) -> BotRef:
+    return BotRef(id=bot.id, name=bot.name, version=bot.version)

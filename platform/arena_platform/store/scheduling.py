@@ -1,0 +1,71 @@
+"""Scheduling rounds: the ladder's tables as `arena_platform.scheduling` sees them, and its pairings booked.
+
+Bots are named by their id as a string there, and ordered by id (creation order). A failed pairing
+counts as played: its debt is paid, so a pair whose pairings keep failing cannot stall a ladder.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from arena_platform.models import Bot, Ladder, Pairing
+from arena_platform.scheduling import LadderBot, LadderState, next_pairings
+from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
+from arena_platform.store.ratings import lock_ladder, rating_estimates
+
+PLAYED_STATUSES = (DONE, FAILED)
+IN_FLIGHT_STATUSES = (QUEUED, RUNNING)
+
+
+def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:
+    """Books up to `count` pairings chosen by `next_pairings` as queued; returns them. Commits.
+
+    The ladder row stays locked while the round reads and books, so concurrent rounds of one ladder
+    cannot overbook a bot. The random generator is seeded by the ladder's seed and the number of
+    pairings booked so far: the same tables give the same round.
+    """
+    ladder = lock_ladder(session, ladder_id=ladder_id)
+    state = ladder_state(session, ladder=ladder)
+    booked = sum(state.played.values()) + sum(state.in_flight.values())
+    rng = np.random.default_rng([ladder.seed % 2**32, booked])
+    chosen = next_pairings(state, count, rng)
+    pairs = [(int(pairing.first), int(pairing.second)) for pairing in chosen]
+    pairings = create_pairings(session, ladder=ladder, pairs=pairs, redelivery_seconds=redelivery_seconds)
+    session.commit()
+    return pairings
+
+
+def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:
+    """The scheduler's snapshot of `ladder`: active bots, pairings played and in flight, ratings."""
+    bots = session.exec(
+        select(Bot).where(col(Bot.ladder_id) == ladder.id, col(Bot.status) == "active").order_by(Bot.id)
+    )
+    statement = (
+        select(Pairing.bot_a_id, Pairing.bot_b_id, Pairing.status, func.count())
+        .where(col(Pairing.ladder_id) == ladder.id)
+        .group_by(Pairing.bot_a_id, Pairing.bot_b_id, Pairing.status)
+    )
+    played: Counter[tuple[str, str]] = Counter()
+    in_flight: Counter[tuple[str, str]] = Counter()
+    for bot_a, bot_b, status, number in session.exec(statement).all():
+        tally = played if status in PLAYED_STATUSES else in_flight
+        tally[str(bot_a), str(bot_b)] += number
+    return LadderState(
+        bots=tuple(LadderBot(name=str(bot.id), is_house=bot.kind == "house", created=bot.id) for bot in bots),
+        played=played,
+        in_flight=in_flight,
+        ratings={
+            str(bot): estimate for bot, estimate in rating_estimates(session, ladder_id=ladder.id).items()
+        },
+    )
+
+
+def stalled_ladders(session: Session) -> list[int]:
+    """Ladders that have played but have nothing queued or running: a scheduling message was lost."""
+    started = select(Pairing.ladder_id).distinct()
+    busy = select(Pairing.ladder_id).where(col(Pairing.status).in_(IN_FLIGHT_STATUSES)).distinct()
+    return sorted(set(session.exec(started).all()) - set(session.exec(busy).all()))

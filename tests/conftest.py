@@ -1,0 +1,157 @@
+"""Fixtures for tests on real services: a fresh PostgreSQL database per test module, a dedicated Redis
+database flushed before and after, and `arena worker` processes torn down after each test.
+
+When PostgreSQL or Redis cannot be reached the tests that need them are skipped with the reason,
+unless the environment variable CI is set: there they always run, and fail if a service is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+REDIS_SERVER_URL = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+REDIS_TEST_DB = 13  # a database number the tests own: flushed before and after each module
+WORKER_READY_TIMEOUT_S = 60.0
+WORKER_STOP_TIMEOUT_S = 10.0
+
+
+def unavailable(service: str, error: Exception) -> None:
+    """Skips the test for a missing service, or fails it in CI, where services are always there."""
+    message = f"{service} is unreachable: {error}"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """The SQLAlchemy URL of a new, empty PostgreSQL database, dropped after the module."""
+    from sqlalchemy import create_engine, make_url, text
+    from sqlalchemy.exc import OperationalError
+
+    name = f"arena_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    except OperationalError as error:
+        admin.dispose()
+        unavailable(f"PostgreSQL at {POSTGRES_ADMIN_URL}", error.orig)
+    try:
+        yield make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """A broker URL on the tests' own Redis database, empty at the start and flushed at the end."""
+    import redis
+
+    url = f"{REDIS_SERVER_URL}/{REDIS_TEST_DB}"
+    client = redis.Redis.from_url(url, socket_connect_timeout=2)
+    try:
+        client.flushdb()
+    except redis.RedisError as error:
+        unavailable(f"Redis at {REDIS_SERVER_URL}", error)
+    yield url
+    client.flushdb()
+    client.close()
+
+
+@dataclass
+class WorkerProcess:
+    """An `arena worker` process (the leader of its own process group, with its pool children)."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def wait_ready(self, timeout: float = WORKER_READY_TIMEOUT_S) -> WorkerProcess:
+        """Blocks until Celery reports the worker ready to consume."""
+        deadline = time.monotonic() + timeout
+        while " ready." not in self.log.read_text(errors="replace"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the worker did not start; its log:\n{self.output()}")
+            time.sleep(0.1)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL to the whole group: the worker and its pool children die at once, mid-task."""
+        if self.process.poll() is None:
+            os.killpg(self.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-6000:]
+
+
+@pytest.fixture
+def worker_environment(postgres_url: str, redis_url: str, tmp_path: Path) -> Callable[..., dict[str, str]]:
+    """`worker_environment(**settings)`: ARENA_* variables for a worker on the module's PostgreSQL
+    database and the tests' Redis database, with blobs in `tmp_path / "blobs"`; `settings` adds
+    more fields (lease_seconds=3, ...)."""
+
+    def build(**settings: object) -> dict[str, str]:
+        environment = {
+            "ARENA_ENV": "production",
+            "ARENA_DATABASE_URL": postgres_url,
+            "ARENA_BROKER_URL": redis_url,
+            "ARENA_BLOB_URL": str(tmp_path / "blobs"),
+            "ARENA_DATA_DIR": str(tmp_path),
+        }
+        return environment | {f"ARENA_{name.upper()}": str(value) for name, value in settings.items()}
+
+    return build
+
+
+@pytest.fixture
+def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
+    """`start_worker(environment, beat=False)`: starts `arena worker` and waits until it is ready.
+
+    Every worker started is shut down when the test ends.
+    """
+    started: list[WorkerProcess] = []
+
+    def start(environment: Mapping[str, str], *, beat: bool = False) -> WorkerProcess:
+        log = tmp_path / f"worker-{len(started)}.log"
+        command = [sys.executable, "-m", "arena_platform.cli", "worker", *(["--beat"] if beat else [])]
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                command,
+                env={**os.environ, **environment},
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so that kill() reaches the pool too
+            )
+        worker = WorkerProcess(process, log)
+        started.append(worker)
+        return worker.wait_ready()
+
+    yield start
+    for worker in started:  # a warm shutdown (SIGTERM to the main process) for all at once...
+        if worker.process.poll() is None:
+            worker.process.send_signal(signal.SIGTERM)
+    for worker in started:  # ...and SIGKILL for those that take too long
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            worker.process.wait(WORKER_STOP_TIMEOUT_S)
+        worker.kill()

@@ -1,0 +1,303 @@
+"""Fixtures of the platform tests: a migrated database on SQLite AND PostgreSQL, the blob store, the
+API app with a recording `enqueue`, tiny ONNX bots, and a ladder seeded as the workers would fill it.
+
+PostgreSQL: every test module gets its own database, dropped afterwards (`postgres_url`). Tables
+are emptied after each test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from onnx import TensorProto, helper, numpy_helper
+from sqlalchemy import Engine, text
+from sqlmodel import SQLModel, select
+
+from arena_bots.manifest import Manifest
+from arena_bots.match import play
+from arena_bots.players import RandomPlayer
+from arena_games.registry import get_game
+from arena_platform.api import create_app
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine, migrate, session
+from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory, utc_now
+from arena_platform.settings import Settings
+from arena_platform.store import bots, users
+from arena_platform.store.ladders import ensure_ladder
+
+OPSET = 17
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """A migrated database per test module and backend; PostgreSQL's is a fresh database from
+    `postgres_url` (tests/conftest.py), which skips or, in CI, fails when the server is missing."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def engine(database: Engine) -> Iterator[Engine]:
+    """The module's database, emptied after each test."""
+    yield database
+    tables = list(reversed(SQLModel.metadata.sorted_tables))
+    with database.begin() as connection:
+        if database.dialect.name == "postgresql":
+            names = ", ".join(f'"{table.name}"' for table in tables)
+            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        else:
+            for table in tables:
+                connection.execute(table.delete())
+
+
+@pytest.fixture
+def blobs(tmp_path: Path) -> BlobStore:
+    return BlobStore(str(tmp_path / "blobs"))
+
+
+@pytest.fixture
+def enqueued() -> list[tuple[str, tuple]]:
+    """What the app under test enqueued: (task name, args), in order."""
+    return []
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, uploads_per_hour=5)
+
+
+@pytest.fixture
+def make_app(
+    settings: Settings, engine: Engine, blobs: BlobStore, enqueued: list[tuple[str, tuple]]
+) -> Callable[..., FastAPI]:
+    """An app on the test database and blob store; keyword arguments replace settings fields."""
+
+    def build(**changes: object) -> FastAPI:
+        return create_app(
+            dataclasses.replace(settings, **changes),
+            engine=engine,
+            blobs=blobs,
+            enqueue=lambda name, *args: enqueued.append((name, args)),
+        )
+
+    return build
+
+
+@pytest.fixture
+def client(make_app: Callable[..., FastAPI]) -> Iterator[TestClient]:
+    with TestClient(make_app()) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def live_server(make_app: Callable[..., FastAPI]) -> Iterator[Callable[..., str]]:
+    """Starts the app under uvicorn on a free local port; returns its base URL. For raw HTTP tests."""
+    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def start(**changes: object) -> str:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(make_app(**changes), log_level="warning"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        servers.append((server, thread))
+        return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    yield start
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def new_user(engine: Engine) -> Callable[[str], str]:
+    """Creates a user; returns their token."""
+
+    def create(name: str) -> str:
+        with session(engine) as db:
+            _, token = users.create_user(db, name=name)
+            db.commit()
+        return token
+
+    return create
+
+
+def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> bytes:
+    """A linear policy and value over the flattened inputs of `game_name` (dynamic batch)."""
+    spec = get_game(game_name).spec
+    rng = np.random.default_rng(seed)
+    nodes, weights, inputs = [], [], []
+    for name, shape in spec.inputs.items():
+        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *shape]))
+        nodes.append(helper.make_node("Flatten", [name], [f"{name}_flat"], axis=1))
+    nodes.append(helper.make_node("Concat", [f"{name}_flat" for name in spec.inputs], ["features"], axis=1))
+    width = sum(int(np.prod(shape)) for shape in spec.inputs.values())
+    (policy_size,) = spec.heads.values()
+    for output, size in (("policy", policy_size), ("raw_value", 1)):
+        weight = (rng.standard_normal((width, size)) * 0.05).astype(np.float32)
+        weights += [
+            numpy_helper.from_array(weight, f"{output}_w"),
+            numpy_helper.from_array(np.zeros(size, np.float32), f"{output}_b"),
+        ]
+        nodes.append(helper.make_node("Gemm", ["features", f"{output}_w", f"{output}_b"], [output]))
+    nodes.append(helper.make_node("Tanh", ["raw_value"], ["value"]))
+    outputs = [
+        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", policy_size]),
+        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
+    ]
+    graph = helper.make_graph(nodes, "tiny", inputs, outputs, weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+    helper.set_model_props(model, dict(metadata))
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+@pytest.fixture
+def onnx_bot() -> Callable[..., bytes]:
+    """`onnx_bot(game, seed=, metadata=)`: a tiny valid bot; metadata keys are manifest fields."""
+
+    def build(game: str = "bobail", *, seed: int = 0, metadata: Mapping[str, str] | None = None) -> bytes:
+        return _tiny_network(game, {f"arena.{key}": value for key, value in (metadata or {}).items()}, seed)
+
+    return build
+
+
+@pytest.fixture
+def hostile_bot() -> bytes:
+    """A bobail-shaped model that calls an operator of a custom domain (native code in some runtime)."""
+    board = helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", 43, 5, 5])
+    policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", 200])
+    node = helper.make_node("Exploit", ["board"], ["policy"], domain="evil.ops")
+    graph = helper.make_graph([node], "hostile", [board], [policy])
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("evil.ops", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
+
+
+@dataclass
+class SeededLadder:
+    """A bobail ladder as the workers leave it: two uploaded bots, games, ratings, history."""
+
+    ladder_id: int
+    alice_token: str
+    alpha: int  # alice's network bot (greedy)
+    beta: int  # bob's network bot (mcts)
+    random: int  # house bots
+    uct: int
+    games: list[int] = field(default_factory=list)  # newest last
+
+
+@pytest.fixture
+def seeded(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> SeededLadder:
+    """Games: alpha-random x2 (alpha wins both), alpha-beta (a draw, then beta wins); pairings in
+    every state; ratings for alpha, beta and random; three history points for alpha."""
+    game = get_game("bobail")
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=16)
+        house = {bot.name: bot.id for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
+        alice, alice_token = users.create_user(db, name="alice")
+        bob, _ = users.create_user(db, name="bob")
+        network = {}
+        for owner, name, player in ((alice, "alpha", "greedy"), (bob, "beta", "mcts")):
+            manifest = Manifest(game="bobail", game_version=1, name=name, player=player)
+            network[name] = bots.create_network_bot(
+                db,
+                ladder_id=ladder.id,
+                owner_id=owner.id,
+                manifest=manifest,
+                report={"ok": True, "code": "", "message": ""},
+                model_sha256=blobs.put(onnx_bot(seed=len(network))),
+            ).id
+        seeded = SeededLadder(
+            ladder.id, alice_token, network["alpha"], network["beta"], house["random"], house["uct"]
+        )
+        matches = [
+            (seeded.alpha, seeded.random, 1.0, "status=done"),
+            (seeded.random, seeded.alpha, 0.0, "status=done"),
+            (seeded.alpha, seeded.beta, 0.5, "status=done"),
+            (seeded.beta, seeded.alpha, 1.0, "player 2 forfeits: illegal action 3 on head 'move'"),
+        ]
+        for status in ("queued", "queued", "running", "failed"):
+            db.add(
+                Pairing(
+                    ladder_id=ladder.id, bot_a_id=seeded.alpha, bot_b_id=seeded.uct, seed=0, status=status
+                )
+            )
+        for number, (first, second, score, reason) in enumerate(matches):
+            pairing = Pairing(
+                ladder_id=ladder.id, bot_a_id=first, bot_b_id=second, seed=number, status="done"
+            )
+            db.add(pairing)
+            db.flush()
+            replay = play(game, [RandomPlayer("first"), RandomPlayer("second")], seed=number).replay
+            record = GameRecord(
+                pairing_id=pairing.id,
+                ladder_id=ladder.id,
+                index=0,
+                first_bot_id=first,
+                second_bot_id=second,
+                score=score,
+                end_reason=reason,
+                forfeit_seat=1 if "forfeits" in reason else None,
+                steps=len(replay.steps),
+                replay_sha256=blobs.put(replay.to_json().encode()),
+            )
+            db.add(record)
+            db.flush()
+            seeded.games.append(record.id)
+        for bot_id, rating, record in (
+            (seeded.alpha, 150.0, (4, 2, 1, 1)),
+            (seeded.beta, 90.0, (2, 1, 1, 0)),
+            (seeded.random, -150.0, (2, 0, 0, 2)),
+        ):
+            games, wins, draws, losses = record
+            db.add(
+                Rating(
+                    ladder_id=ladder.id,
+                    bot_id=bot_id,
+                    rating=rating,
+                    low=rating - 80,
+                    high=rating + 80,
+                    games=games,
+                    wins=wins,
+                    draws=draws,
+                    losses=losses,
+                    provisional=True,
+                )
+            )
+        for games, rating in ((1, 40.0), (2, 120.0), (4, 150.0)):
+            db.add(
+                RatingHistory(
+                    ladder_id=ladder.id,
+                    bot_id=seeded.alpha,
+                    rating=rating,
+                    low=rating - 100,
+                    high=rating + 100,
+                    games=games,
+                    recorded_at=utc_now(),
+                )
+            )
+            db.flush()
+        db.commit()
+    return seeded

@@ -1,0 +1,349 @@
+"""Fixtures of the browser tests: a seeded SQLite site served by uvicorn, and Chromium via Playwright.
+
+The site is seeded once per module the way the workers fill it: real games played by
+`arena_bots.match.play` (UCT with 8 simulations against random, so the replays carry search
+insights), replays in the blob store, games recorded with the pairing's done mark through
+`record_pairing`, ratings with known order and intervals, pairings in every state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+from onnx import TensorProto, helper
+from playwright.sync_api import Browser, Page, sync_playwright
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from arena_bots.manifest import Manifest
+from arena_bots.match import Decision, Player, Request, play
+from arena_bots.players import RandomPlayer, UctPlayer
+from arena_games.api import Game
+from arena_games.registry import get_game
+from arena_platform.api import create_app
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine, migrate, session
+from arena_platform.models import Bot, Ladder, Pairing, Rating, RatingHistory, utc_now
+from arena_platform.settings import Settings
+from arena_platform.store import bots, users
+from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.results import PlayedGame, pairing_games, record_pairing
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+XSS_NAME = "<img src=x onerror=alert(1)>"  # a bot name that must show as text
+SCRIPT_NAME = "</script><script>alert(2)</script>"  # one that would end the page's embedded JSON
+SIMULATIONS = 8
+TIMEOUT_FAULT = "the model took longer than the 5 s safety limit"
+PENTE_SEED = 11  # a seed whose UCT-against-random game is short (123 steps): the module stays fast
+
+
+@dataclass
+class Site:
+    """The seeded site: its URL, database and the ids the tests look for."""
+
+    url: str
+    engine: Engine
+    token: str  # alice's API token
+    bobail_ladder: int
+    pente_ladder: int
+    ranking: list[
+        tuple[int, str, float, float, float]
+    ]  # bobail (bot id, name, rating, low, high), best first
+    unrated: int  # a bobail bot without games
+    xss_name: str
+    script_name: str  # a pente bot's
+    script_bot: int
+    alpha: int  # alice's bobail bot, rated first
+    xss_bot: int  # the bot named XSS_NAME
+    games: dict[str, int]  # "bobail", "pente", "illegal", "fault" -> game id
+    final_boards: dict[str, str]  # "bobail", "pente" -> the engine's view(final state)["board"]
+    steps: dict[str, int]  # "bobail", "pente" -> steps of the game
+
+
+class _IllegalMover:
+    """A bot that answers an action the masks forbid (the runner forfeits it: an illegal move)."""
+
+    name = "illegal"
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        return [Decision(action=(10_000,)) for _ in requests]
+
+
+class _TimedOut:
+    """A bot whose model faults on every move (a forfeit with the fault as its cause)."""
+
+    name = "timed-out"
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        return [Decision(action=None, fault=TIMEOUT_FAULT) for _ in requests]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The seeded site, served by uvicorn on a free local port for the whole module."""
+    folder = tmp_path_factory.mktemp("site")
+    engine = make_engine(f"sqlite:///{folder / 'arena.db'}")
+    migrate(engine)
+    blobs = BlobStore(str(folder / "blobs"))
+    seeded = _seed(engine, blobs)
+    app = create_app(Settings(data_dir=folder), engine=engine, blobs=blobs, enqueue=lambda *_: None)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    yield dataclasses.replace(seeded, url=f"http://127.0.0.1:{listener.getsockname()[1]}")
+    server.should_exit = True
+    thread.join(timeout=10)
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless. Without it the browser tests skip, saying why, unless the
+    environment variable CI is set: there Chromium is installed (the Makefile) and must run."""
+    if not CHROMIUM.exists() and not os.environ.get("CI"):
+        pytest.skip(f"the browser tests need Debian's Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@dataclass
+class Watched:
+    """A page with what it raised: JavaScript errors and dialogs (both must stay empty)."""
+
+    page: Page
+    errors: list[str]
+    dialogs: list[str]
+
+
+@pytest.fixture
+def watched(browser: Browser) -> Iterator[Watched]:
+    """A fresh desktop-sized page; the test fails if a script on it threw or the console logged an
+    error (a blocked resource, a policy violation, a failed request). Expected 4xx answers are
+    logged by Chromium too: tests that cause them read `errors` and clear it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    yield Watched(page, errors, dialogs)
+    context.close()
+    assert not errors, f"the page logged errors: {errors}"
+
+
+@pytest.fixture
+def page(watched: Watched) -> Page:
+    return watched.page
+
+
+@pytest.fixture
+def hostile_model() -> bytes:
+    """A bobail-shaped model calling an operator of a custom domain (native code in some runtime)."""
+    board = helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", 43, 5, 5])
+    policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", 200])
+    node = helper.make_node("Exploit", ["board"], ["policy"], domain="evil.ops")
+    graph = helper.make_graph([node], "hostile", [board], [policy])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("evil.ops", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
+
+
+@pytest.fixture
+def rerate(site: Site) -> Iterator[Callable[[int, float], None]]:
+    """`rerate(bot_id, rating)`: rewrites a bobail rating row as a refit would (interval ±80);
+    every row changed is put back after the test."""
+    saved: dict[int, tuple[float, float, float]] = {}
+
+    def write(bot_id: int, rating: float, low: float, high: float) -> None:
+        with session(site.engine) as db:
+            row = db.get(Rating, (site.bobail_ladder, bot_id))
+            saved.setdefault(bot_id, (row.rating, row.low, row.high))
+            row.rating, row.low, row.high = rating, low, high
+            db.add(row)
+            db.commit()
+
+    yield lambda bot_id, rating: write(bot_id, rating, rating - 80, rating + 80)
+    for bot_id, values in saved.items():
+        write(bot_id, *values)
+
+
+@pytest.fixture
+def finish_pairings(site: Site) -> Iterator[Callable[[int], None]]:
+    """`finish_pairings(n)`: marks n queued bobail pairings done, as workers recording them would;
+    they are queued again after the test."""
+    finished: list[int] = []
+
+    def finish(count: int) -> None:
+        with session(site.engine) as db:
+            queued = db.exec(
+                select(Pairing).where(Pairing.ladder_id == site.bobail_ladder, Pairing.status == "queued")
+            ).all()
+            for pairing in queued[:count]:
+                finished.append(pairing.id)
+                pairing.status, pairing.finished_at = "done", utc_now()
+                db.add(pairing)
+            db.commit()
+
+    yield finish
+    with session(site.engine) as db:
+        for pairing_id in finished:
+            pairing = db.get(Pairing, pairing_id)
+            pairing.status, pairing.finished_at = "queued", None
+            db.add(pairing)
+        db.commit()
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Page, str], Path]:
+    """`screenshot(page, name)`: saves the whole page under artifacts/screenshots/NAME.png."""
+
+    def save(page: Page, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return save
+
+
+def _seed(engine: Engine, blobs: BlobStore) -> Site:
+    with session(engine) as db:
+        bobail = ensure_ladder(db, game="bobail", simulations=SIMULATIONS)
+        pente = ensure_ladder(db, game="pente", simulations=SIMULATIONS)
+        alice, token = users.create_user(db, name="alice")
+        mallory, _ = users.create_user(db, name="mallory")
+        alpha = _network_bot(db, blobs, bobail, alice.id, "alpha", "mcts")
+        xss = _network_bot(db, blobs, bobail, mallory.id, XSS_NAME, "greedy")
+        rookie = _network_bot(db, blobs, bobail, alice.id, "rookie", "sample")
+        stones = _network_bot(db, blobs, pente, alice.id, "stone-cold", "mcts")
+        script = _network_bot(db, blobs, pente, mallory.id, SCRIPT_NAME, "greedy")
+        house = {(bot.ladder_id, bot.name): bot.id for bot in db.exec(select(Bot).where(Bot.kind == "house"))}
+        random_bobail, uct_bobail = house[bobail.id, "random"], house[bobail.id, "uct"]
+        db.commit()
+
+        def uct(name: str) -> Player:
+            return UctPlayer(simulations=SIMULATIONS, name=name)
+
+        # The bobail game has its searching bot in the second seat, the pente one in the first.
+        played = {
+            "bobail": _record(
+                db, blobs, bobail, {random_bobail: RandomPlayer("random"), alpha: uct("alpha")}, 2
+            ),
+            "pente": _record(
+                db,
+                blobs,
+                pente,
+                {stones: uct("stone-cold"), house[pente.id, "random"]: RandomPlayer()},
+                PENTE_SEED,
+            ),
+            "illegal": _record(db, blobs, bobail, {xss: _IllegalMover(), alpha: RandomPlayer("alpha")}, 3),
+            "fault": _record(db, blobs, bobail, {uct_bobail: RandomPlayer("uct"), xss: _TimedOut()}, 4),
+        }
+        for status, count in (("queued", 6), ("running", 2), ("failed", 1)):
+            for _ in range(count):
+                db.add(Pairing(ladder_id=bobail.id, bot_a_id=alpha, bot_b_id=xss, seed=9, status=status))
+        ranking = [
+            (alpha, "alpha", 250.0, 170.0, 330.0),
+            (xss, XSS_NAME, 120.0, 10.0, 230.0),
+            (uct_bobail, "uct", 40.0, -20.0, 100.0),
+            (random_bobail, "random", -40.0, -100.0, 20.0),
+        ]
+        for bot_id, _, rating, low, high in ranking:
+            record = {"games": 6, "wins": 3, "draws": 1, "losses": 2, "provisional": bot_id == xss}
+            db.add(Rating(ladder_id=bobail.id, bot_id=bot_id, rating=rating, low=low, high=high, **record))
+        for games, rating in ((2, 60.0), (4, 180.0), (6, 250.0)):
+            interval = {"low": rating - 90, "high": rating + 90}
+            db.add(RatingHistory(ladder_id=bobail.id, bot_id=alpha, rating=rating, games=games, **interval))
+        db.commit()
+    return Site(
+        url="",
+        engine=engine,
+        token=token,
+        bobail_ladder=bobail.id,
+        pente_ladder=pente.id,
+        ranking=ranking,
+        unrated=rookie,
+        xss_name=XSS_NAME,
+        script_name=SCRIPT_NAME,
+        script_bot=script,
+        alpha=alpha,
+        xss_bot=xss,
+        games={name: recorded.game_id for name, recorded in played.items()},
+        final_boards={name: played[name].final_board for name in ("bobail", "pente")},
+        steps={name: played[name].steps for name in ("bobail", "pente")},
+    )
+
+
+def _network_bot(db: Session, blobs: BlobStore, ladder: Ladder, owner_id: int, name: str, player: str) -> int:
+    """An uploaded bot as the API records it (the model bytes are a stand-in: no game runs them)."""
+    manifest = Manifest(game=ladder.game, game_version=ladder.game_version, name=name, player=player)
+    report = {"ok": True, "code": "", "message": "", "checks": ["structure", "operators", "smoke game"]}
+    bot = bots.create_network_bot(
+        db,
+        ladder_id=ladder.id,
+        owner_id=owner_id,
+        manifest=manifest,
+        report=report,
+        model_sha256=blobs.put(f"model of {name}".encode()),
+    )
+    return bot.id
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    game_id: int
+    final_board: str  # the engine's view of the final position
+    steps: int
+
+
+def _record(db: Session, blobs: BlobStore, ladder: Ladder, seats: dict[int, Player], seed: int) -> _Recorded:
+    """Plays one game from the opening of `seed` between `seats` (bot id -> its player, first seat
+    first) and records it as the runner does: replay in the blob store, game and done mark at once."""
+    game = get_game(ladder.game)
+    (first_bot, second_bot), players = list(seats), list(seats.values())
+    pairing = Pairing(
+        ladder_id=ladder.id, bot_a_id=first_bot, bot_b_id=second_bot, seed=seed, status="running"
+    )
+    db.add(pairing)
+    db.flush()
+    result = play(game, players, seed, opening=game.opening(seed, None))
+    first, second = result.returns
+    played = PlayedGame(
+        index=0,
+        first_bot_id=first_bot,
+        second_bot_id=second_bot,
+        score=1.0 if first > second else 0.0 if first < second else 0.5,
+        end_reason=result.end_reason,
+        forfeit_seat=None if result.forfeit is None else result.forfeit.player,
+        steps=len(result.replay.steps),
+        replay_sha256=blobs.put(result.replay.to_json().encode()),
+    )
+    assert record_pairing(db, pairing=pairing, games=[played])
+    (recorded,) = pairing_games(db, pairing_id=pairing.id)
+    return _Recorded(recorded.id, game.view(result.final_state)["board"], played.steps)

@@ -1,0 +1,128 @@
+"""The embedded default: SQLite, a blob folder and the in-process Celery worker play a small ladder of
+house bots end to end through the tasks; and the task layer's contracts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func
+from sqlmodel import select
+
+from arena_games.registry import get_game
+from arena_games.replay import Replay, replay_states
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine, migrate, session
+from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory
+from arena_platform.queue import SCHEDULE_LADDER
+from arena_platform.settings import Settings
+from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.ratings import fit_ladder
+from arena_workers.celery_app import celery_config, create_celery_app
+from arena_workers.embedded import EmbeddedWorker
+from arena_workers.runner import REFIT, SWEEP
+from arena_workers.tasks import TASKS, TaskFailed
+
+TIMEOUT_S = 60.0
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, lease_seconds=6, heartbeat_seconds=1).check()
+
+
+@pytest.fixture
+def engine(settings: Settings) -> Engine:
+    engine = make_engine(settings.resolved_database_url)
+    migrate(engine)
+    return engine
+
+
+@pytest.fixture
+def blobs(settings: Settings) -> BlobStore:
+    return BlobStore(settings.resolved_blob_url)
+
+
+def _introduced(db, ladder_id: int) -> bool:
+    """Every pair of the ladder's bots has played its two introduction pairings."""
+    bots = db.exec(select(Bot.id).where(Bot.ladder_id == ladder_id)).all()
+    done = db.exec(select(Pairing).where(Pairing.ladder_id == ladder_id, Pairing.status == "done")).all()
+    pairs = [frozenset((p.bot_a_id, p.bot_b_id)) for p in done]
+    return all(pairs.count(frozenset((a, b))) >= 2 for a in bots for b in bots if a < b)
+
+
+def test_the_embedded_worker_plays_a_ladder_of_house_bots_through_the_tasks(settings, engine, blobs):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=6, seed=3)
+        db.add(
+            Bot(ladder_id=ladder.id, name="uct-2", kind="house", player="uct", manifest={"simulations": 2})
+        )
+        db.commit()
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
+        worker.enqueue(SCHEDULE_LADDER, ladder.id)
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            with session(engine) as db:
+                if _introduced(db, ladder.id) and db.exec(select(func.count(RatingHistory.id))).one() > 0:
+                    break
+            assert time.monotonic() < deadline, "the ladder's round robin did not finish"
+            time.sleep(0.2)
+
+    game = get_game("bobail")
+    with session(engine) as db:
+        done = db.exec(select(Pairing).where(Pairing.status == "done")).all()
+        games = db.exec(select(GameRecord)).all()
+        assert sorted((g.pairing_id, g.index) for g in games) == sorted(
+            (p.id, i) for p in done for i in (0, 1)
+        )
+        for record in games:
+            replay = Replay.from_json(blobs.get(record.replay_sha256).decode())
+            assert replay.meta["bot_ids"] == [record.first_bot_id, record.second_bot_id]
+            assert len(replay_states(game, replay)) == record.steps + 1
+        names = {bot.id: bot.name for bot in db.exec(select(Bot))}
+        assert {replay_name for g in games for replay_name in _players(blobs, g)} == set(names.values())
+
+    # The worker refitted while it ran; a refit through the task now covers every recorded game.
+    assert worker.app.tasks[REFIT].apply(args=(ladder.id,)).successful()
+    with session(engine) as db:
+        ratings = {row.bot_id: row for row in db.exec(select(Rating))}
+        assert sum(row.games for row in ratings.values()) == 2 * len(games)
+        fitted = fit_ladder(db, ladder_id=ladder.id)
+        for bot_id, row in ratings.items():
+            assert row.rating == pytest.approx(fitted[str(bot_id)].rating)
+            assert row.low <= row.rating <= row.high
+        house_mean = sum(row.rating for row in ratings.values()) / len(ratings)
+        assert house_mean == pytest.approx(0.0, abs=1e-6)  # every bot here is a house bot: the anchor
+
+
+def _players(blobs: BlobStore, record: GameRecord) -> tuple[str, ...]:
+    return Replay.from_json(blobs.get(record.replay_sha256).decode()).players
+
+
+def test_known_errors_become_clean_task_failures(settings, engine):
+    app = create_celery_app(settings)  # its context opens the settings' database: `engine`'s
+    failed = app.tasks[REFIT].apply(args=(404,))
+    assert failed.failed()
+    assert isinstance(failed.result, TaskFailed)
+    assert "ladder 404 does not exist" in str(failed.result)
+    assert app.tasks["arena.play_pairing"].apply(args=(404,)).result == [[404, "not_claimed"]]
+    assert app.tasks[SWEEP].apply().result == {"requeued": [], "failed": [], "resent": []}
+
+
+def test_the_celery_configuration_keeps_every_task_until_it_ran(settings):
+    config = celery_config(settings)
+    assert config["task_acks_late"]
+    assert config["task_reject_on_worker_lost"]
+    assert config["worker_prefetch_multiplier"] == 1
+    assert config["task_time_limit"] == settings.task_time_limit_seconds
+    assert config["task_soft_time_limit"] < config["task_time_limit"]
+    assert config["broker_transport_options"]["visibility_timeout"] >= 2 * config["task_time_limit"]
+    assert config["accept_content"] == ["json"]
+    assert config["task_serializer"] == "json"
+    assert config["worker_redirect_stdouts"] is False
+    sweep = config["beat_schedule"]["arena-sweep"]
+    assert (sweep["task"], sweep["schedule"]) == (SWEEP, settings.heartbeat_seconds)
+    app = create_celery_app(settings)
+    assert set(TASKS) <= set(app.tasks)
+    assert set(TASKS) == {SCHEDULE_LADDER, "arena.play_pairing", "arena.play_pairings", REFIT, SWEEP}

@@ -1,0 +1,132 @@
+"""The Celery app, configured from Settings (ARCHITECTURE §5, §8).
+
+Delivery is at least once, and the database makes it count once:
+- `task_acks_late` with `task_reject_on_worker_lost`: a message is acknowledged after its task ran,
+  and one whose pool child was killed goes back to the queue (without the latter it was silently
+  lost, §8). `worker_prefetch_multiplier=1`: a worker holds no more than it runs.
+- Redis redelivers an unacknowledged message after its visibility timeout, so that timeout is twice
+  the hard time limit: a task still running is never started a second time beside itself (§8).
+- The hard time limit kills a task; the soft one, earlier, lets the runner give its claims back.
+- JSON only: the broker carries ids, never pickles.
+Celery beat sends `arena.sweep` every heartbeat; the sweep also enqueues refits that were lost, so
+it doubles as the periodic refit.
+
+Each process builds its `WorkerContext` (database engine, blob store, model hosts) on first use,
+so a prefork pool's children never share connections with their parent; the embedded worker hands
+in its own. Model hosts close when the worker process shuts down.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from celery import Celery, signals
+
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine
+from arena_platform.settings import Settings
+from arena_workers.runner import SWEEP, WorkerContext
+from arena_workers.tasks import register_tasks
+
+SOFT_LIMIT_SHARE = 0.9  # the soft time limit, as a share of the hard one
+
+_APPS: weakref.WeakSet[ArenaCelery] = weakref.WeakSet()  # to close their contexts at shutdown
+
+
+class ArenaCelery(Celery):
+    """A Celery app that carries its Settings and this process's WorkerContext."""
+
+    def __init__(self, settings: Settings, context: WorkerContext | None = None) -> None:
+        super().__init__("arena", broker=settings.broker_url, set_as_current=False)
+        self.settings = settings
+        self._context = context
+        _APPS.add(self)
+
+    @property
+    def context(self) -> WorkerContext:
+        """The context of this process's tasks, built on first use from the settings."""
+        if self._context is None:
+            self._context = WorkerContext(
+                settings=self.settings,
+                engine=make_engine(self.settings.resolved_database_url),
+                blobs=BlobStore(self.settings.resolved_blob_url),
+                enqueue=self.enqueue,
+            )
+        return self._context
+
+    def enqueue(self, task_name: str, *args: Any) -> None:
+        """Sends the task called `task_name` with id arguments (the `arena_platform.queue.Enqueue` shape)."""
+        self.send_task(task_name, args=args)
+
+    def close_context(self) -> None:
+        if self._context is not None:
+            self._context.close()
+
+
+def create_celery_app(settings: Settings, *, context: WorkerContext | None = None) -> ArenaCelery:
+    """The app on `settings.broker_url` with every Arena task; `context` replaces the per-process one."""
+    app = ArenaCelery(settings, context)
+    app.conf.update(celery_config(settings))
+    register_tasks(app, lambda task_app: task_app.context)
+    return app
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """Celery's settings for Arena (see the module's docstring); times in seconds."""
+    hard_limit = settings.task_time_limit_seconds
+    return {
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "task_ignore_result": True,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_time_limit": hard_limit,
+        "task_soft_time_limit": max(1, int(hard_limit * SOFT_LIMIT_SHARE)),
+        "broker_transport_options": {"visibility_timeout": 2 * hard_limit},
+        "broker_connection_retry_on_startup": True,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,  # their messages come back
+        "worker_redirect_stdouts": False,
+        "worker_send_task_events": True,  # for Flower
+        "task_send_sent_event": True,
+        "beat_schedule": {
+            "arena-sweep": {
+                "task": SWEEP,
+                "schedule": float(settings.heartbeat_seconds),
+                "options": {"expires": float(settings.heartbeat_seconds)},  # busy workers skip stale sweeps
+            }
+        },
+    }
+
+
+def worker_argv(settings: Settings, *, beat: bool = False, loglevel: str = "INFO") -> list[str]:
+    """The `celery worker` command line for `app.worker_main`: a prefork pool of
+    `settings.worker_concurrency` processes, a node name unique per process (several workers may
+    share a host); `beat` embeds Celery beat (one per deployment)."""
+    pool = ["--pool=prefork", f"--concurrency={settings.worker_concurrency}"]
+    argv = ["worker", f"--loglevel={loglevel}", f"--hostname=arena-{os.getpid()}@%h", *pool]
+    if beat:
+        argv += ["--beat", f"--schedule={beat_schedule_path(settings)}"]
+    return argv
+
+
+def beat_argv(settings: Settings, *, loglevel: str = "INFO") -> list[str]:
+    """The `celery beat` command line for `app.start`."""
+    return ["beat", f"--loglevel={loglevel}", f"--schedule={beat_schedule_path(settings)}"]
+
+
+def beat_schedule_path(settings: Settings) -> str:
+    """Where beat keeps the times its entries last ran."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return str(settings.data_dir / "celerybeat-schedule")
+
+
+@signals.worker_process_shutdown.connect
+@signals.worker_shutdown.connect
+def _close_contexts(**_: Any) -> None:
+    """Closes the model hosts of this process when its worker (or pool child) shuts down."""
+    for app in list(_APPS):
+        app.close_context()

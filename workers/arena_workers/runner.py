@@ -1,0 +1,438 @@
+"""The match runner: plain functions that the tasks of `arena_workers.tasks` call (ARCHITECTURE §4, §5).
+
+A pairing's way through a worker: claim it with a conditional update (exactly one claimer wins);
+renew its lease from a background thread while playing; play the games of every pairing claimed
+together in one `play_many` batch per game (a seat-swapped pair of games per seeded opening); write
+the replays to the blob store; record the games and mark the pairing done in one transaction, so a
+re-delivered or re-run task never counts a game twice; then enqueue a refit and the next scheduling
+round of each ladder that got games.
+
+The database is the truth: the broker only carries ids. A worker that dies leaves its pairings
+running with a lease that lapses; the sweeper puts them back in the queue (or fails them after
+`max_attempts` claims).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from arena_bots.host import ModelFault, ModelHost
+from arena_bots.loading import house_player, network_player
+from arena_bots.manifest import Manifest
+from arena_bots.match import Decision, MatchResult, MatchSetup, Player, Request, play_many
+from arena_games.api import Game
+from arena_games.registry import get_game
+from arena_platform.blobs import BlobStore
+from arena_platform.db import session
+from arena_platform.models import Bot, Ladder, Pairing
+from arena_platform.queue import SCHEDULE_LADDER, Enqueue
+from arena_platform.settings import Settings
+from arena_platform.store.pairings import (
+    Sweep,
+    claim_pairing,
+    get_pairing,
+    release_pairing,
+    renew_lease,
+    sweep_pairings,
+)
+from arena_platform.store.ratings import refit_ladder, stale_ladders
+from arena_platform.store.results import PlayedGame, record_pairing
+from arena_platform.store.scheduling import schedule_round, stalled_ladders
+
+log = logging.getLogger(__name__)
+
+# Task names (the broker's vocabulary); arguments are ids only.
+PLAY_PAIRING = "arena.play_pairing"  # (pairing_id)
+PLAY_PAIRINGS = "arena.play_pairings"  # ([pairing_id, ...]): played as one batch
+REFIT = "arena.refit"  # (ladder_id)
+SWEEP = "arena.sweep"  # ()
+
+SCHEDULE_ROUND = 32  # pairings booked at most per scheduling round (the in-flight cap binds first)
+PAIRINGS_PER_TASK = 4  # a round's pairings go out in messages of this many, each played as one batch
+MODEL_CACHE_SIZE = 2 * PAIRINGS_PER_TASK  # model hosts per worker process: a batch's bots all fit
+
+
+class RunnerError(Exception):
+    """A pairing that cannot be played for a reason that is not the bots' fault (a deployment problem)."""
+
+
+@dataclass
+class WorkerContext:
+    """What the tasks of one worker process share. `enqueue` sends a task by name with id arguments."""
+
+    settings: Settings
+    engine: Engine
+    blobs: BlobStore
+    enqueue: Enqueue
+    models: ModelCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.models = ModelCache(self.blobs)
+
+    def close(self) -> None:
+        """Closes the model hosts; the engine and the blob store belong to whoever made them."""
+        self.models.close()
+
+
+class ModelCache:
+    """This process's model hosts by the model's SHA-256; the least recently used beyond `capacity` close.
+
+    Thread-safe for get/discard/close; a host itself serves one caller at a time, and a worker
+    process runs one task at a time.
+    """
+
+    def __init__(self, blobs: BlobStore, capacity: int = MODEL_CACHE_SIZE) -> None:
+        self._blobs = blobs
+        self._capacity = capacity
+        self._hosts: OrderedDict[str, ModelHost] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, sha256: str) -> ModelHost:
+        """The host serving the model stored under `sha256`; raises ModelFault if it cannot start."""
+        with self._lock:
+            if sha256 in self._hosts:
+                self._hosts.move_to_end(sha256)
+                return self._hosts[sha256]
+        host = ModelHost(self._blobs.get(sha256))
+        with self._lock:
+            self._hosts[sha256] = host
+            while len(self._hosts) > self._capacity:
+                self._hosts.popitem(last=False)[1].close()
+        return host
+
+    def discard(self, sha256: str) -> None:
+        """Closes the host of `sha256` (after its model faulted: a fault leaves the host dead)."""
+        with self._lock:
+            host = self._hosts.pop(sha256, None)
+        if host is not None:
+            host.close()
+
+    def close(self) -> None:
+        with self._lock:
+            hosts, self._hosts = list(self._hosts.values()), OrderedDict()
+        for host in hosts:
+            host.close()
+
+
+@dataclass(frozen=True)
+class PairingOutcome:
+    pairing_id: int
+    status: str  # recorded | already_recorded | not_claimed
+
+
+RECORDED, ALREADY_RECORDED, NOT_CLAIMED = "recorded", "already_recorded", "not_claimed"
+
+
+def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[PairingOutcome]:
+    """Claims, plays and records the pairings, all claimed ones in one batch; one outcome per id.
+
+    A pairing that is done, failed, or held by a live lease elsewhere is not claimed. If playing or
+    recording raises, every pairing still held goes back to the queue (or fails when out of
+    attempts) with the error, and the exception propagates. Afterwards each ladder that got games
+    gets a refit and a scheduling round enqueued.
+    """
+    ids = list(dict.fromkeys(pairing_ids))
+    owner = _new_owner()
+    claimed = [pairing_id for pairing_id in ids if _claim(context, pairing_id, owner)]
+    recorded: dict[int, int | None] = {}
+    if claimed:
+        with LeaseKeeper(context.engine, claimed, owner, context.settings) as leases:
+            try:
+                recorded = _play_and_record(context, claimed, leases)
+            except BaseException as error:  # soft time limits and shutdowns too: give the claims back
+                _release(context, claimed, owner, error)
+                raise
+        if leases.lost:
+            log.warning("pairings %s lost their lease while playing (recorded anyway)", sorted(leases.lost))
+    ladders = sorted({ladder_id for ladder_id in recorded.values() if ladder_id is not None})
+    for ladder_id in ladders:
+        context.enqueue(REFIT, ladder_id)
+        context.enqueue(SCHEDULE_LADDER, ladder_id)
+    outcomes = []
+    for pairing_id in ids:
+        if pairing_id not in claimed:
+            outcomes.append(PairingOutcome(pairing_id, NOT_CLAIMED))
+        else:
+            status = ALREADY_RECORDED if recorded[pairing_id] is None else RECORDED
+            outcomes.append(PairingOutcome(pairing_id, status))
+    return outcomes
+
+
+def schedule_ladder(context: WorkerContext, ladder_id: int) -> list[int]:
+    """Books the ladder's next pairings and sends them, `PAIRINGS_PER_TASK` per message; their ids."""
+    with session(context.engine) as db:
+        pairings = schedule_round(
+            db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=context.settings.lease_seconds
+        )
+    ids = [pairing.id for pairing in pairings]
+    for start in range(0, len(ids), PAIRINGS_PER_TASK):
+        context.enqueue(PLAY_PAIRINGS, ids[start : start + PAIRINGS_PER_TASK])
+    return ids
+
+
+def refit(context: WorkerContext, ladder_id: int) -> bool:
+    """Refits the ladder's ratings unless they already cover all its games; True if it refitted."""
+    with session(context.engine) as db:
+        return refit_ladder(db, ladder_id=ladder_id)
+
+
+def sweep(context: WorkerContext) -> Sweep:
+    """The sweeper: re-sends pairings whose worker went silent or whose message may be lost, fails
+    those out of attempts, and enqueues refits and scheduling rounds that were lost."""
+    settings = context.settings
+    with session(context.engine) as db:
+        swept = sweep_pairings(db, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
+        stale, stalled = stale_ladders(db), stalled_ladders(db)
+    for pairing_id in swept.to_send:
+        context.enqueue(PLAY_PAIRING, pairing_id)
+    for ladder_id in stale:
+        context.enqueue(REFIT, ladder_id)
+    for ladder_id in stalled:
+        context.enqueue(SCHEDULE_LADDER, ladder_id)
+    if swept.requeued or swept.failed or swept.resent:
+        log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
+    return swept
+
+
+class LeaseKeeper:
+    """Renews `owner`'s leases on `pairing_ids` every heartbeat from a daemon thread, while in a `with`.
+
+    `lost` collects the pairings whose renewal found the lease gone (the sweeper re-queued it, or
+    another worker claimed it after it lapsed); those are no longer renewed, nor are the ones passed
+    to `finished`. A database error skips one beat: the lease outlives three of them.
+    """
+
+    def __init__(self, engine: Engine, pairing_ids: Sequence[int], owner: str, settings: Settings) -> None:
+        self._engine = engine
+        self._pairing_ids = list(pairing_ids)
+        self._owner = owner
+        self._lease_seconds = settings.lease_seconds
+        self._interval = settings.heartbeat_seconds
+        self.lost: set[int] = set()
+        self._finished: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-keeper-{owner}", daemon=True)
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def finished(self, pairing_id: int) -> None:
+        """Stops renewing the lease of a pairing that was recorded (and so is no longer running)."""
+        self._finished.add(pairing_id)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._interval):
+            for pairing_id in [i for i in self._pairing_ids if i not in self.lost | self._finished]:
+                try:
+                    with session(self._engine) as db:
+                        held = renew_lease(
+                            db, pairing_id=pairing_id, owner=self._owner, lease_seconds=self._lease_seconds
+                        )
+                except SQLAlchemyError as error:
+                    log.warning("heartbeat of pairing %s skipped: %s", pairing_id, error)
+                    continue
+                if not held:
+                    log.warning("pairing %s: lease lost", pairing_id)
+                    self.lost.add(pairing_id)
+
+
+def _new_owner() -> str:
+    """A lease owner: this host and process (operators and tests find the process by it), and a token."""
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:12]}"
+
+
+def _claim(context: WorkerContext, pairing_id: int, owner: str) -> bool:
+    settings = context.settings
+    with session(context.engine) as db:
+        return claim_pairing(
+            db,
+            pairing_id=pairing_id,
+            owner=owner,
+            lease_seconds=settings.lease_seconds,
+            max_attempts=settings.max_attempts,
+        )
+
+
+def _release(context: WorkerContext, pairing_ids: Sequence[int], owner: str, error: BaseException) -> None:
+    settings = context.settings
+    message = f"{type(error).__name__}: {error}"
+    with session(context.engine) as db:
+        for pairing_id in pairing_ids:
+            status = release_pairing(
+                db,
+                pairing_id=pairing_id,
+                owner=owner,
+                error=message,
+                redelivery_seconds=settings.lease_seconds,
+                max_attempts=settings.max_attempts,
+            )
+            if status is not None:  # None: recorded before the error, or no longer ours
+                log.warning("pairing %s given back (%s) after %s", pairing_id, status, message)
+
+
+@dataclass
+class _Batch:
+    """The claimed pairings of one game and the setups of their games, pairing after pairing."""
+
+    game: Game
+    pairings: list[Pairing] = field(default_factory=list)
+    setups: list[MatchSetup] = field(default_factory=list)
+
+
+def _play_and_record(
+    context: WorkerContext, pairing_ids: Sequence[int], leases: LeaseKeeper
+) -> dict[int, int | None]:
+    """Plays the pairings (one play_many per game) and records each; pairing id -> its ladder id if
+    this call recorded it, None if it was already recorded."""
+    batches, bots = _prepare(context, pairing_ids)
+    recorded: dict[int, int | None] = {}
+    for batch in batches.values():
+        results = play_many(batch.game, batch.setups)
+        _discard_faulted_models(context, batch.setups, results, bots)
+        per_pairing = context.settings.games_per_pairing
+        for number, pairing in enumerate(batch.pairings):
+            games = results[number * per_pairing : (number + 1) * per_pairing]
+            recorded[pairing.id] = pairing.ladder_id if _record(context, pairing, games) else None
+            leases.finished(pairing.id)
+    return recorded
+
+
+def _prepare(context: WorkerContext, pairing_ids: Sequence[int]) -> tuple[dict[str, _Batch], dict[int, Bot]]:
+    """The games to play, grouped by game, and the bots by id.
+
+    A network bot's player object is shared by every pairing of the batch, so that its positions go
+    to its model in one inference call. A house bot gets one player object per pairing: a rollout
+    player's decisions depend on the games batched with it (see `RolloutEvaluator`), and a pairing
+    must play the same whichever pairings share its batch, or a re-run after a crash would differ.
+    """
+    batches: dict[str, _Batch] = {}
+    players: dict[tuple[int, int | None], Player] = {}  # (bot id, pairing id for house bots)
+    bots: dict[int, Bot] = {}
+    with session(context.engine) as db:
+        for pairing_id in pairing_ids:
+            pairing = get_pairing(db, pairing_id=pairing_id)
+            ladder = db.get(Ladder, pairing.ladder_id)
+            game = _ladder_game(ladder)
+            seated = {}
+            for bot_id in (pairing.bot_a_id, pairing.bot_b_id):
+                bot = bots.setdefault(bot_id, db.get(Bot, bot_id))
+                key = (bot_id, pairing.id if bot.kind == "house" else None)
+                if key not in players:
+                    players[key] = _player(context, bot, ladder)
+                seated[bot_id] = players[key]
+            batch = batches.setdefault(game.name, _Batch(game))
+            batch.pairings.append(pairing)
+            batch.setups.extend(_setups(context.settings, game, pairing, seated))
+    return batches, bots
+
+
+def _ladder_game(ladder: Ladder) -> Game:
+    game = get_game(ladder.game)
+    if game.spec.version != ladder.game_version:
+        raise RunnerError(
+            f"ladder {ladder.id} plays {ladder.game} v{ladder.game_version}; "
+            f"this worker has v{game.spec.version}"
+        )
+    return game
+
+
+def _setups(settings: Settings, game: Game, pairing: Pairing, players: dict[int, Player]) -> list[MatchSetup]:
+    """The pairing's games: game k starts from the opening of seed `pairing.seed + k // 2`, with the
+    seats swapped when k is odd (bot_a has the first seat in game 0)."""
+    setups = []
+    for index in range(settings.games_per_pairing):
+        seed = pairing.seed + index // 2
+        seats = (pairing.bot_a_id, pairing.bot_b_id)[:: -1 if index % 2 else 1]
+        meta = {
+            "ladder_id": pairing.ladder_id,
+            "pairing_id": pairing.id,
+            "index": index,
+            "bot_ids": list(seats),
+        }
+        setups.append(
+            MatchSetup(
+                players=tuple(players[bot_id] for bot_id in seats),
+                seed=seed,
+                opening=game.opening(seed, None),
+                meta=meta,
+            )
+        )
+    return setups
+
+
+def _player(context: WorkerContext, bot: Bot, ladder: Ladder) -> Player:
+    """How `bot` plays on `ladder`. Search bots use the ladder's budget, except that a house bot's
+    manifest may fix its own `simulations` (reference bots of several strengths on one ladder).
+    A network bot whose model host cannot start plays as a bot that faults on every move."""
+    if bot.kind == "house":
+        simulations = int(bot.manifest.get("simulations", ladder.simulations))
+        return house_player(bot.player, simulations=simulations, name=bot.name)
+    try:
+        host = context.models.get(bot.model_sha256)
+    except ModelFault as fault:
+        return _FaultingPlayer(bot.name, f"the model could not start: {fault}")
+    return network_player(Manifest(**bot.manifest), host, simulations=ladder.simulations, name=bot.name)
+
+
+class _FaultingPlayer:
+    """A bot that cannot move: every decision is a fault, so the match loop forfeits its games."""
+
+    def __init__(self, name: str, fault: str) -> None:
+        self.name = name
+        self.fault = fault
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        return [Decision(action=None, fault=self.fault) for _ in requests]
+
+
+def _discard_faulted_models(
+    context: WorkerContext, setups: Sequence[MatchSetup], results: Sequence[MatchResult], bots: dict[int, Bot]
+) -> None:
+    """Closes the model hosts of network bots that forfeited: their next game starts a fresh host."""
+    for setup, result in zip(setups, results, strict=True):
+        if result.forfeit is not None:
+            bot = bots[setup.meta["bot_ids"][result.forfeit.player]]
+            if bot.model_sha256:
+                context.models.discard(bot.model_sha256)
+
+
+def _record(context: WorkerContext, pairing: Pairing, results: Sequence[MatchResult]) -> bool:
+    """Stores the replays, then records the games and the done mark in one transaction."""
+    games = []
+    for index, result in enumerate(results):
+        first, second = result.replay.meta["bot_ids"]
+        games.append(
+            PlayedGame(
+                index=index,
+                first_bot_id=first,
+                second_bot_id=second,
+                score=_first_seat_score(result.returns),
+                end_reason=result.end_reason,
+                forfeit_seat=None if result.forfeit is None else result.forfeit.player,
+                steps=len(result.replay.steps),
+                replay_sha256=context.blobs.put(result.replay.to_json().encode()),
+            )
+        )
+    with session(context.engine) as db:
+        return record_pairing(db, pairing=pairing, games=games)
+
+
+def _first_seat_score(returns: Sequence[float]) -> float:
+    """1 if the first seat's return beats the second's, 0 if it is beaten, 0.5 for a draw."""
+    first, second = returns
+    return 1.0 if first > second else 0.0 if first < second else 0.5

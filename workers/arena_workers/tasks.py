@@ -1,0 +1,108 @@
+"""The Celery tasks: thin shims over `arena_workers.runner`, all made by one decorator (ARCHITECTURE §7).
+
+Every task takes ids only, is acknowledged late, and is safe to run twice or on two workers at once
+(the database decides). Contracts:
+
+  arena.schedule_ladder(ladder_id)   books the ladder's next pairings and sends them; returns their ids
+  arena.play_pairing(pairing_id)     claims, plays and records one pairing, then enqueues a refit and
+                                     the next scheduling round; a pairing that is done, failed or held
+                                     under a live lease elsewhere is left alone
+  arena.play_pairings(pairing_ids)   the same for several pairings, played as one batch
+  arena.refit(ladder_id)             refits the ladder's ratings unless they cover all its games
+  arena.sweep()                      re-sends pairings whose worker went silent (failing those out of
+                                     attempts) and queued ones whose message may be lost; enqueues
+                                     lost refits and scheduling rounds. Celery beat runs it every
+                                     heartbeat.
+
+`arena_task` only records a body; `register_tasks` binds every body to an app with the shared
+options. A body takes the process's `WorkerContext` first. Known errors (a missing row, a game or
+blob problem, a deployment mismatch) become `TaskFailed`: one log line, no traceback, message acked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery, Task
+
+from arena_games.api import GameError
+from arena_platform.blobs import CorruptBlob
+from arena_platform.queue import SCHEDULE_LADDER
+from arena_workers import runner
+from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, SWEEP, WorkerContext
+
+log = logging.getLogger(__name__)
+
+# LookupError covers PairingNotFound, LadderNotFound and BlobNotFound.
+KNOWN_ERRORS = (LookupError, GameError, CorruptBlob, runner.RunnerError)
+
+Body = Callable[..., Any]  # (context, *ids) -> a JSON-safe summary
+TASKS: dict[str, Body] = {}
+
+
+class TaskFailed(Exception):
+    """A task failed for a known reason; Celery logs it as expected, without a traceback."""
+
+
+def arena_task(name: str) -> Callable[[Body], Body]:
+    """Records `body` as the task called `name`; `register_tasks` binds it to an app."""
+
+    def record(body: Body) -> Body:
+        if name in TASKS:
+            raise ValueError(f"task {name} is defined twice")
+        TASKS[name] = body
+        return body
+
+    return record
+
+
+def register_tasks(app: Celery, context_of: Callable[[Celery], WorkerContext]) -> None:
+    """Binds every recorded task to `app`; `context_of(app)` gives the context its bodies run with."""
+    for name, body in TASKS.items():
+        app.task(name=name, bind=True, shared=False, throws=(TaskFailed,), ignore_result=True)(
+            _shim(name, body, context_of)
+        )
+
+
+def _shim(name: str, body: Body, context_of: Callable[[Celery], WorkerContext]) -> Callable[..., Any]:
+    def run(task: Task, *args: Any) -> Any:
+        try:
+            return body(context_of(task.app), *args)
+        except KNOWN_ERRORS as error:
+            log.warning("%s%s failed: %s: %s", name, args, type(error).__name__, error)
+            raise TaskFailed(f"{type(error).__name__}: {error}") from None
+
+    run.__name__ = run.__qualname__ = body.__name__
+    return run
+
+
+@arena_task(SCHEDULE_LADDER)
+def schedule_ladder(context: WorkerContext, ladder_id: int) -> list[int]:
+    return runner.schedule_ladder(context, ladder_id)
+
+
+@arena_task(PLAY_PAIRING)
+def play_pairing(context: WorkerContext, pairing_id: int) -> list[list[Any]]:
+    return _statuses(runner.play_pairings(context, [pairing_id]))
+
+
+@arena_task(PLAY_PAIRINGS)
+def play_pairings(context: WorkerContext, pairing_ids: list[int]) -> list[list[Any]]:
+    return _statuses(runner.play_pairings(context, pairing_ids))
+
+
+@arena_task(REFIT)
+def refit(context: WorkerContext, ladder_id: int) -> bool:
+    return runner.refit(context, ladder_id)
+
+
+@arena_task(SWEEP)
+def sweep(context: WorkerContext) -> dict[str, list[int]]:
+    swept = runner.sweep(context)
+    return {"requeued": swept.requeued, "failed": swept.failed, "resent": swept.resent}
+
+
+def _statuses(outcomes: list[runner.PairingOutcome]) -> list[list[Any]]:
+    return [[outcome.pairing_id, outcome.status] for outcome in outcomes]
