@@ -1,0 +1,12 @@
+"""Training kits (ARCHITECTURE §3): AlphaZero self-play for the one-head board games.
+
+PyTorch is an optional extra (`arena[train]`) and is imported only inside this subpackage, so
+`import arena_bots` never needs it. The modules, in the order of the loop:
+  networks   the residual towers (Bobail, Pente) that export to the bot contract
+  selfplay   batched self-play games through the project's MCTS, with their training targets
+  augment    the board symmetries of a game, applied to encoded positions and policy targets
+  buffer     the replay window over recent positions
+  trainer    policy cross-entropy + value MSE on minibatches from the buffer
+  evaluate   checkpoint tournaments against each other and the house bots, ratings and the plot
+  run        the resumable loop and `train_alphazero`, the function the CLI calls
+"""

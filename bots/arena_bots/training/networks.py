@@ -1,0 +1,111 @@
+"""AlphaZero residual towers for the board games, in the shapes the bot contract wants.
+
+One architecture serves Bobail and Pente (and any one-head game whose first input is a board):
+  board (C, H, W) -> 3x3 conv stem -> `blocks` residual blocks of `filters` channels ->
+    policy: 1x1 conv to A / (H * W) planes, flattened -> (A,) logits
+    value:  1x1 conv to 2 planes, flattened [+ extras] -> dense 64 -> ReLU -> dense 1 -> tanh
+Extra flat inputs (Pente's "captures" (2,)) go through a small dense layer (EXTRA_FEATURES units,
+ReLU); the result is concatenated twice: as constant planes in front of the stem (so every square
+sees the capture score) and into the value head.
+
+The fully convolutional policy head needs the action layout to be "plane, row, column", which both
+games have: Pente's action is y * 19 + x (one plane); Bobail's is direction * 25 + row' * 5 + col'
+in the mover's view, like its input planes (8 planes). So the policy is translation-equivariant and
+the board symmetries act on it exactly as on the input planes (see `augment`).
+
+Sizes: the seeds used 6 blocks (Bobail, 75 filters); on our CPU (ARCHITECTURE §8) filter counts
+that are multiples of 16 are much faster, so the defaults are 4 blocks x 32 filters, which
+evaluates in well under a millisecond for both games. Export uses only Conv, BatchNormalization,
+Relu, Add, Mul, Unsqueeze, Concat, Flatten/Reshape, Gemm and Tanh: all on the validator's list.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from arena_games.api import GameSpec
+
+EXTRA_FEATURES = 16  # units of the dense layer over the extra flat inputs
+VALUE_HIDDEN = 64
+VALUE_PLANES = 2
+
+
+class ResidualBlock(nn.Module):
+    """conv-BN-ReLU-conv-BN, plus the input, then ReLU; shape-preserving (n, filters, H, W)."""
+
+    def __init__(self, filters: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
+        self.norm1 = nn.BatchNorm2d(filters)
+        self.conv2 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(filters)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.norm1(self.conv1(x)))
+        return torch.relu(x + self.norm2(self.conv2(y)))
+
+
+class AlphaZeroNet(nn.Module):
+    """forward(board, *extras) -> (policy logits (n, A), value (n,) in [-1, 1]).
+
+    board: float32 (n, C, H, W); extras: float32 (n, k_i) each, in the game's input order.
+    """
+
+    def __init__(
+        self,
+        board_shape: tuple[int, int, int],
+        extra_sizes: tuple[int, ...],
+        actions: int,
+        blocks: int = 4,
+        filters: int = 32,
+    ) -> None:
+        super().__init__()
+        channels, height, width = board_shape
+        if actions % (height * width):
+            raise ValueError(f"{actions} actions are not whole planes of {height}x{width}")
+        self.board_shape = board_shape
+        extra_total = sum(extra_sizes)
+        self.extra = nn.Linear(extra_total, EXTRA_FEATURES) if extra_total else None
+        planes_in = channels + (EXTRA_FEATURES if extra_total else 0)
+        self.stem = nn.Sequential(
+            nn.Conv2d(planes_in, filters, 3, padding=1, bias=False), nn.BatchNorm2d(filters), nn.ReLU()
+        )
+        self.tower = nn.Sequential(*(ResidualBlock(filters) for _ in range(blocks)))
+        self.policy = nn.Conv2d(filters, actions // (height * width), 1)
+        self.value_planes = nn.Sequential(
+            nn.Conv2d(filters, VALUE_PLANES, 1, bias=False), nn.BatchNorm2d(VALUE_PLANES), nn.ReLU()
+        )
+        value_in = VALUE_PLANES * height * width + (EXTRA_FEATURES if extra_total else 0)
+        self.value = nn.Sequential(
+            nn.Linear(value_in, VALUE_HIDDEN), nn.ReLU(), nn.Linear(VALUE_HIDDEN, 1), nn.Tanh()
+        )
+
+    def forward(self, board: torch.Tensor, *extras: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = None
+        if self.extra is not None:
+            features = torch.relu(self.extra(torch.cat(extras, dim=1)))
+            ones = board.new_ones((1, 1, *self.board_shape[1:]))
+            board = torch.cat([board, features[:, :, None, None] * ones], dim=1)
+        trunk = self.tower(self.stem(board))
+        policy = torch.flatten(self.policy(trunk), 1)
+        value_in = torch.flatten(self.value_planes(trunk), 1)
+        if features is not None:
+            value_in = torch.cat([value_in, features], dim=1)
+        return policy, self.value(value_in).squeeze(1)
+
+
+def build_network(spec: GameSpec, blocks: int = 4, filters: int = 32) -> AlphaZeroNet:
+    """The tower for `spec`: its first input is the board (C, H, W), the others flat vectors."""
+    shapes = list(spec.inputs.values())
+    board, extras = shapes[0], shapes[1:]
+    if len(board) != 3 or any(len(shape) != 1 for shape in extras) or len(spec.heads) != 1:
+        raise ValueError(f"{spec.name}: needs a (C, H, W) board first, flat extras and one head")
+    actions = next(iter(spec.heads.values()))
+    return AlphaZeroNet(tuple(board), tuple(math.prod(s) for s in extras), actions, blocks, filters)
+
+
+def parameter_count(module: nn.Module) -> int:
+    return sum(parameter.numel() for parameter in module.parameters())

@@ -1,0 +1,363 @@
+"""The AlphaZero loop, resumable from its run folder; `train_alphazero` is what the CLI calls.
+
+One generation: export the current network to ONNX bytes in memory -> self-play a batch of games
+with it (`selfplay`) -> add their positions to the replay window (`buffer`) -> train
+`steps_for(new positions)` minibatches (`trainer`) -> save the resumable state. Every
+`checkpoint_every` generations (and when the time is up) the network becomes a checkpoint: its
+torch state and its ONNX bot, which then plays seat-swapped pairs against the previous checkpoint,
+UCT and (the first checkpoint only) the random bot, under the self-play game config (its caps);
+all games so far are refitted into ratings
+(anchor: uct = 0 Elo) and the curve is redrawn.
+
+Run folder `out_dir` (e.g. runs/bobail-az/):
+  config.json     the RunSettings (written once; a resumed run keeps them, whatever is passed)
+  state.pt        network + optimiser after the latest generation (resume point)
+  buffer.npz      the replay window after the latest generation (compressed)
+  progress.json   counters (generation, step, games, positions, wall seconds) and the checkpoints
+  checkpoints/    <name>.pt (torch state) and <name>.onnx (a valid bot) per checkpoint
+  ratings.json    every evaluation game and the fitted ratings;  curve.png  rating against step
+  log.txt         written by whoever starts `arena train` in the background
+Files are replaced atomically, so an interrupted run resumes from its last finished generation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from arena_bots.export import export_bot
+from arena_bots.manifest import Manifest
+from arena_bots.training.augment import symmetries_for
+from arena_bots.training.buffer import ReplayBuffer
+from arena_bots.training.evaluate import (
+    RANDOM,
+    UCT,
+    GameRecord,
+    RatingFit,
+    fit,
+    house_player,
+    network_player,
+    play_pairs,
+    plot_curve,
+)
+from arena_bots.training.networks import AlphaZeroNet, build_network
+from arena_bots.training.selfplay import SelfPlaySettings, play_generation
+from arena_bots.training.trainer import TrainSettings, make_optimizer, steps_for, train_steps
+from arena_games.api import Game
+from arena_games.registry import get_game
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    blocks: int = 4
+    filters: int = 32
+    selfplay: SelfPlaySettings = field(default_factory=SelfPlaySettings)
+    train: TrainSettings = field(default_factory=TrainSettings)
+    buffer_capacity: int = 50_000  # positions in the replay window
+    checkpoint_every: int = 5  # generations
+    eval_pairs: int = 8  # seat-swapped pairs per opponent of a new checkpoint
+    eval_simulations: int = 64  # per move, for checkpoints and UCT alike
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSettings:
+        return cls(
+            **{
+                **data,
+                "selfplay": SelfPlaySettings(**data["selfplay"]),
+                "train": TrainSettings(**data["train"]),
+            }
+        )
+
+
+# CPU-practical defaults per game (ARCHITECTURE §8): 4 blocks x 32 filters, 64 simulations.
+# Dirichlet alpha ~ 10 / typical legal moves (Bobail ~15, Pente ~350); Pente self-play is capped.
+DEFAULT_SETTINGS = {
+    "bobail": RunSettings(
+        selfplay=SelfPlaySettings(games=64, parallel=64, dirichlet_alpha=0.5, temperature_moves=8),
+        buffer_capacity=60_000,
+    ),
+    "pente": RunSettings(
+        selfplay=SelfPlaySettings(
+            games=32, parallel=32, dirichlet_alpha=0.05, temperature_moves=8, game_config={"ply_cap": 160}
+        ),
+        buffer_capacity=40_000,
+        checkpoint_every=2,
+    ),
+}
+
+
+def settings_for(
+    game_name: str,
+    *,
+    blocks: int | None = None,
+    filters: int | None = None,
+    simulations: int | None = None,
+    games: int | None = None,
+    parallel: int | None = None,
+    capacity: int | None = None,
+    checkpoint_every: int | None = None,
+    eval_pairs: int | None = None,
+    eval_simulations: int | None = None,
+    seed: int | None = None,
+) -> RunSettings:
+    """The game's default settings with the given ones replaced (None: keep the default)."""
+    base = DEFAULT_SETTINGS.get(game_name, RunSettings())
+    selfplay = {"simulations": simulations, "games": games, "parallel": parallel}
+    top = {
+        "blocks": blocks,
+        "filters": filters,
+        "buffer_capacity": capacity,
+        "checkpoint_every": checkpoint_every,
+        "eval_pairs": eval_pairs,
+        "eval_simulations": eval_simulations,
+        "seed": seed,
+    }
+    return dataclasses.replace(
+        base,
+        selfplay=dataclasses.replace(base.selfplay, **_given(selfplay)),
+        **_given(top),
+    )
+
+
+def _given(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+@dataclass
+class Progress:
+    """Counters over the whole run, all sessions together."""
+
+    generation: int = 0
+    step: int = 0  # gradient steps
+    games: int = 0
+    positions: int = 0
+    wall_seconds: float = 0.0
+    policy_loss: float = float("nan")
+    value_loss: float = float("nan")
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)  # name, generation, step, games, ...
+
+
+def train_alphazero(
+    game_name: str,
+    out_dir: str | os.PathLike[str],
+    hours: float | None = None,
+    *,
+    max_steps: int | None = None,
+    settings: RunSettings | None = None,
+    fit_ratings: RatingFit,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train (or resume training) an AlphaZero bot for `game_name` in `out_dir`.
+
+    Stops after `hours` of wall time in this call or once the run has made `max_steps` gradient
+    steps in all (at least one must be given); the current generation is finished first. Returns
+    the final progress as a dict. `fit_ratings` is `arena_platform.ratings.fit_ratings`.
+    """
+    if hours is None and max_steps is None:
+        raise ValueError("give hours or max_steps (or both)")
+    torch.set_num_threads(1)
+    run = _Run.open(Path(out_dir), get_game(game_name), settings, fit_ratings)
+    deadline = time.monotonic() + (hours * 3600.0 if hours is not None else float("inf"))
+    bar = tqdm(desc=f"{game_name} self-play", unit="game", disable=not progress, initial=run.progress.games)
+    while time.monotonic() < deadline and (max_steps is None or run.progress.step < max_steps):
+        line = run.generation()
+        bar.update(run.last_games)
+        bar.set_postfix_str(line)
+        _report(bar, line, progress)
+    if run.needs_checkpoint():
+        _report(bar, run.checkpoint(), progress)
+    bar.close()
+    return dataclasses.asdict(run.progress)
+
+
+def _report(bar: tqdm, line: str, progress: bool) -> None:
+    """One log line: above the bar, or printed when there is no bar (a background run's log)."""
+    if progress:
+        bar.write(line)
+    else:
+        print(line, flush=True)
+
+
+class _Run:
+    """The live state of a run and its folder."""
+
+    def __init__(self, folder: Path, game: Game, settings: RunSettings, fit_ratings: RatingFit) -> None:
+        self.folder, self.game, self.settings, self.fit_ratings = folder, game, settings, fit_ratings
+        self.network: AlphaZeroNet = build_network(game.spec, settings.blocks, settings.filters)
+        self.optimizer = make_optimizer(self.network, settings.train)
+        self.buffer = ReplayBuffer(
+            settings.buffer_capacity, game.spec.inputs, next(iter(game.spec.heads.values()))
+        )
+        self.symmetries = symmetries_for(game.spec)
+        self.progress = Progress()
+        self.records: list[GameRecord] = []
+        self.last_games = 0
+        self.started = time.monotonic()
+        self.wall_at_start = 0.0
+
+    @classmethod
+    def open(cls, folder: Path, game: Game, settings: RunSettings | None, fit_ratings: RatingFit) -> _Run:
+        """A new run in `folder`, or the run already there resumed (its saved settings win)."""
+        config = folder / "config.json"
+        if config.exists():
+            saved = json.loads(config.read_text())
+            if saved["game"] != game.name:
+                raise ValueError(f"{folder} holds a {saved['game']} run, not {game.name}")
+            run = cls(folder, game, RunSettings.from_dict(saved["settings"]), fit_ratings)
+            run.resume()
+            return run
+        run = cls(folder, game, settings or DEFAULT_SETTINGS.get(game.name, RunSettings()), fit_ratings)
+        (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
+        _write_json(config, {"game": game.name, "settings": run.settings.to_dict()})
+        return run
+
+    def resume(self) -> None:
+        state_path = self.folder / "state.pt"
+        if state_path.exists():
+            state = torch.load(state_path, weights_only=True)
+            self.network.load_state_dict(state["network"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.buffer.load(str(self.folder / "buffer.npz"))
+            saved = json.loads((self.folder / "progress.json").read_text())
+            self.progress = Progress(**saved)
+        ratings = self.folder / "ratings.json"
+        if ratings.exists():
+            self.records = [GameRecord(**r) for r in json.loads(ratings.read_text())["games"]]
+        self.wall_at_start = self.progress.wall_seconds
+
+    def generation(self) -> str:
+        """One generation (self-play, buffer, training, save) and a checkpoint when due; a log line."""
+        settings, progress = self.settings, self.progress
+        model = self.export("self-play")
+        seed = settings.seed * 1_000_003 + progress.generation
+        positions, stats = play_generation(self.game, model, settings.selfplay, seed)
+        self.buffer.add(positions)
+        steps = steps_for(len(positions), settings.train)
+        rng = np.random.default_rng((settings.seed, progress.generation, 1))
+        losses = train_steps(
+            self.network, self.optimizer, self.buffer, steps, settings.train, rng, self.symmetries
+        )
+        progress.generation += 1
+        progress.step += losses.steps
+        progress.games += stats.games
+        progress.positions += stats.positions
+        progress.policy_loss, progress.value_loss = losses.policy, losses.value
+        self.last_games = stats.games
+        self.save_state()
+        line = (
+            f"gen {progress.generation} step {progress.step} games {progress.games} "
+            f"positions {progress.positions} | wins {stats.wins[0]}/{stats.wins[1]} draws {stats.draws} "
+            f"len {stats.mean_length:.1f} | loss p {losses.policy:.3f} v {losses.value:.3f}"
+        )
+        if progress.generation % settings.checkpoint_every == 0:
+            line += " | " + self.checkpoint()
+        return line
+
+    def needs_checkpoint(self) -> bool:
+        last = self.progress.checkpoints[-1]["generation"] if self.progress.checkpoints else 0
+        return self.progress.generation > last
+
+    def checkpoint(self) -> str:
+        """Saves the network as a checkpoint, evaluates it, refits and redraws; a log line."""
+        progress = self.progress
+        name = f"{self.game.name}-step{progress.step:06d}"
+        model = self.export(name, self.folder / "checkpoints" / f"{name}.onnx")
+        torch.save(self.network.state_dict(), self.folder / "checkpoints" / f"{name}.pt")
+        previous = progress.checkpoints[-1]["name"] if progress.checkpoints else None
+        self.evaluate(name, model, previous)
+        progress.checkpoints.append(
+            {
+                "name": name,
+                "generation": progress.generation,
+                "step": progress.step,
+                "games": progress.games,
+                "positions": progress.positions,
+                "wall_seconds": round(self.wall_seconds(), 1),
+            }
+        )
+        ratings = self.refit()
+        self.save_progress()
+        rating, half = ratings.get(name, (float("nan"), float("nan")))
+        versus = f" ({rating - ratings[previous][0]:+.0f} vs previous)" if previous in ratings else ""
+        return f"checkpoint {name}: {rating:+.0f} ± {half:.0f} Elo vs uct{versus}"
+
+    def evaluate(self, name: str, model: bytes, previous: str | None) -> None:
+        """Seat-swapped pairs of the new checkpoint against the previous one, UCT and (first) random."""
+        sims, pairs, c_puct = (
+            self.settings.eval_simulations,
+            self.settings.eval_pairs,
+            self.settings.selfplay.c_puct,
+        )
+        player = network_player(name, model, self.game, sims, c_puct)
+        opponents = [house_player(UCT, sims)]
+        if previous is None:
+            opponents.append(house_player(RANDOM, sims))
+        else:
+            old = (self.folder / "checkpoints" / f"{previous}.onnx").read_bytes()
+            opponents.append(network_player(previous, old, self.game, sims, c_puct))
+        seed = self.settings.seed * 1_000_003 + self.progress.generation
+        config = self.settings.selfplay.game_config  # the self-play caps hold here too
+        for opponent in opponents:
+            self.records += play_pairs(self.game, player, opponent, pairs, seed, config)
+
+    def refit(self) -> dict[str, tuple[float, float]]:
+        ratings = fit(self.records, self.fit_ratings)
+        _write_json(
+            self.folder / "ratings.json",
+            {"ratings": ratings, "games": [r.to_dict() for r in self.records]},
+        )
+        steps = {c["name"]: c["step"] for c in self.progress.checkpoints}
+        curve = self.folder / "curve.png"
+        plot_curve(ratings, steps, str(curve), f"{self.game.spec.title}: AlphaZero checkpoints")
+        return ratings
+
+    def export(self, name: str, path: Path | None = None) -> bytes:
+        """The network as a bot (validated statically by export_bot), written to `path` if given."""
+        manifest = Manifest(
+            game=self.game.name,
+            game_version=self.game.spec.version,
+            name=name,
+            player="mcts",
+            simulations=self.settings.eval_simulations,
+            c_puct=self.settings.selfplay.c_puct,
+        )
+        return export_bot(self.network, self.game, manifest, path)
+
+    def wall_seconds(self) -> float:
+        return self.wall_at_start + time.monotonic() - self.started
+
+    def save_state(self) -> None:
+        """The resume point: network, optimiser, buffer and progress, each replaced atomically."""
+        state = {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict()}
+        _atomic(self.folder / "state.pt", lambda path: torch.save(state, path))
+        _atomic(self.folder / "buffer.npz", lambda path: self.buffer.save(path))
+        self.save_progress()
+
+    def save_progress(self) -> None:
+        self.progress.wall_seconds = round(self.wall_seconds(), 1)
+        _write_json(self.folder / "progress.json", dataclasses.asdict(self.progress))
+
+
+def _atomic(path: Path, write: Callable[[str], None]) -> None:
+    """Writes through `write(temporary path)`, then renames onto `path`."""
+    temporary = path.with_name("tmp-" + path.name)  # keeps the suffix: numpy appends .npz otherwise
+    write(str(temporary))
+    os.replace(temporary, path)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    _atomic(path, lambda name: Path(name).write_text(json.dumps(data, indent=1)))

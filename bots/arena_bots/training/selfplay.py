@@ -1,0 +1,174 @@
+"""Batched self-play with the project's MCTS: many games in lockstep, one search call per step.
+
+`play_generation` plays `games` games of the current network against itself, `parallel` at a
+time: each round, every running game's position is searched together (`arena_bots.mcts.search`,
+so the network sees one batch of all their leaves per simulation), every game makes its move, and
+a finished game's slot starts the next game until the generation's quota is played.
+
+Per move: PUCT with Dirichlet noise mixed into the root's priors; the move is drawn by visits
+(temperature 1) for the first `temperature_moves` steps of the game (counted after the opening),
+then the most visited one (temperature 0). With probability `opening_fraction` a game starts
+from the game's own seeded opening (`game.opening`), else from the start position.
+Targets (AlphaZero): per searched position, the root's visit distribution over the head's
+actions (policy, sums to 1) and the game's final return for the player who moved there (value:
++1 win, -1 loss, 0 draw). `game_config` can shorten games for self-play (e.g. Pente's `ply_cap`,
+Bobail's `max_turns`): a game stopped by the cap is a draw and its positions learn value 0. There
+is no resignation: every game is played to its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.match import Request
+from arena_bots.mcts import SearchConfig, SearchResult, choose_action, search
+from arena_bots.runtime import InProcessSession
+from arena_games.api import Game
+
+
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    games: int = 64  # per generation
+    parallel: int = 64  # games in lockstep (the search batch)
+    simulations: int = 64  # per move, after the root's evaluation
+    c_puct: float = 1.5
+    dirichlet_alpha: float = 0.3
+    dirichlet_fraction: float = 0.25
+    temperature_moves: int = 12  # steps played at temperature 1 before temperature 0
+    opening_fraction: float = 0.5  # share of games that start from a seeded opening
+    game_config: Mapping[str, Any] = field(default_factory=dict)  # passed to game.init
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Training examples: n positions with their inputs, policy and value targets."""
+
+    inputs: dict[str, np.ndarray]  # name -> float32 (n, *spec.inputs[name]), from the mover's view
+    policy: np.ndarray  # float32 (n, A): visit shares of the root's actions
+    value: np.ndarray  # float32 (n,): the final return of the mover
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    @staticmethod
+    def concatenate(parts: list[Positions]) -> Positions:
+        return Positions(
+            inputs={name: np.concatenate([p.inputs[name] for p in parts]) for name in parts[0].inputs},
+            policy=np.concatenate([p.policy for p in parts]),
+            value=np.concatenate([p.value for p in parts]),
+        )
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    games: int
+    positions: int
+    wins: tuple[int, int]  # games won by player 0 and by player 1
+    draws: int
+    mean_length: float  # steps per game, openings included
+
+
+@dataclass
+class _Game:
+    """One self-play game in progress and the examples it has produced so far."""
+
+    state: Any
+    rng: np.random.Generator
+    moves: int = 0  # steps played by the search (the opening excluded)
+    length: int = 0  # steps in all
+    encoded: list[dict[str, np.ndarray]] = field(default_factory=list)
+    policies: list[np.ndarray] = field(default_factory=list)
+    movers: list[int] = field(default_factory=list)
+
+
+def play_generation(
+    game: Game, model: bytes, settings: SelfPlaySettings, seed: int
+) -> tuple[Positions, GenerationStats]:
+    """Self-play `settings.games` games of the ONNX bot `model`; every random draw from `seed`."""
+    session = InProcessSession(model, threads=1)
+    evaluator = NetworkEvaluator(session, game)
+    config = SearchConfig(
+        simulations=settings.simulations,
+        exploration=settings.c_puct,
+        dirichlet_fraction=settings.dirichlet_fraction,
+        dirichlet_alpha=settings.dirichlet_alpha,
+    )
+    width = next(iter(game.spec.heads.values()))
+    started = min(settings.parallel, settings.games)
+    running = [_start_game(game, settings, seed, index) for index in range(started)]
+    finished: list[tuple[_Game, tuple[float, ...]]] = []
+    while running:
+        requests = [Request(g.state, game.to_move(g.state)[0], g.rng) for g in running]
+        results = search(game, evaluator, requests, config)
+        still_running = []
+        for g, request, result in zip(running, requests, results, strict=True):
+            _play_move(game, g, request, result, settings, width)
+            if not game.is_over(g.state):
+                still_running.append(g)
+                continue
+            finished.append((g, game.returns(g.state)))
+            if started < settings.games:
+                still_running.append(_start_game(game, settings, seed, started))
+                started += 1
+        running = still_running
+    session.close()
+    return _examples(finished), _stats(finished)
+
+
+def _start_game(game: Game, settings: SelfPlaySettings, seed: int, index: int) -> _Game:
+    """Game `index` of the generation: its own generator, and a seeded opening or the start."""
+    rng = np.random.default_rng((seed, index))
+    game_seed = int(rng.integers(2**31))
+    state = game.init(game_seed, settings.game_config)
+    opening = (
+        game.opening(game_seed, settings.game_config) if rng.random() < settings.opening_fraction else ()
+    )
+    for joint in opening:
+        state = game.step(state, joint)
+    return _Game(state=state, rng=rng, length=len(opening))
+
+
+def _play_move(
+    game: Game, g: _Game, request: Request, result: SearchResult, settings: SelfPlaySettings, width: int
+) -> None:
+    """Records the searched position's example and plays the move the search picks."""
+    if result.fault:
+        raise RuntimeError(f"self-play search failed: {result.fault}")
+    policy = np.zeros(width, dtype=np.float32)
+    policy[result.actions] = result.visits / result.visits.sum()
+    g.encoded.append(game.encode(request.state, request.player))
+    g.policies.append(policy)
+    g.movers.append(request.player)
+    temperature = 1.0 if g.moves < settings.temperature_moves else 0.0
+    g.state = game.step(g.state, [(choose_action(result, temperature, g.rng),)])
+    g.moves += 1
+    g.length += 1
+
+
+def _examples(finished: list[tuple[_Game, tuple[float, ...]]]) -> Positions:
+    parts = [
+        Positions(
+            inputs={name: np.stack([e[name] for e in g.encoded]) for name in g.encoded[0]},
+            policy=np.stack(g.policies),
+            value=np.array([returns[mover] for mover in g.movers], dtype=np.float32),
+        )
+        for g, returns in finished
+        if g.encoded
+    ]
+    return Positions.concatenate(parts)
+
+
+def _stats(finished: list[tuple[_Game, tuple[float, ...]]]) -> GenerationStats:
+    outcomes = [returns for _, returns in finished]
+    return GenerationStats(
+        games=len(finished),
+        positions=sum(len(g.movers) for g, _ in finished),
+        wins=(sum(r[0] > 0 for r in outcomes), sum(r[1] > 0 for r in outcomes)),
+        draws=sum(r[0] == 0 for r in outcomes),
+        mean_length=float(np.mean([g.length for g, _ in finished])),
+    )

@@ -1,0 +1,187 @@
+"""The AlphaZero training kit: symmetries through the engines, the replay window, a short run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from arena_bots.training.augment import symmetries_for
+from arena_bots.training.buffer import ReplayBuffer
+from arena_bots.training.run import RunSettings, train_alphazero
+from arena_bots.training.selfplay import Positions, SelfPlaySettings
+from arena_bots.training.trainer import TrainSettings
+from arena_bots.validation import validate
+from arena_games.api import Game
+from arena_games.bobail.rules import SIZE as BOBAIL_SIZE
+from arena_games.registry import get_game
+from arena_platform.ratings import fit_ratings
+
+BOBAIL, PENTE = get_game("bobail"), get_game("pente")
+
+
+def random_states(game: Game, seed: int, plies: int) -> list:
+    """The positions of one random game, up to `plies` steps (the start included, the end not)."""
+    rng = np.random.default_rng(seed)
+    state, states = game.init(seed, None), []
+    while not game.is_over(state) and len(states) < plies:
+        states.append(state)
+        (player,) = game.to_move(state)
+        state = game.step(state, [game.random_action(state, player, rng)])
+    return states
+
+
+def mirrored_bobail(state):
+    """The same Bobail game with every board mirrored left-right, rebuilt through the engine."""
+    data = BOBAIL.to_dict(state)
+    starts = range(0, BOBAIL_SIZE * BOBAIL_SIZE, BOBAIL_SIZE)  # a board text is 5 rows of 5 cells
+    data["history"] = ["".join(text[i : i + BOBAIL_SIZE][::-1] for i in starts) for text in data["history"]]
+    return BOBAIL.from_dict(data)
+
+
+def transformed_pente(state, index: int):
+    """Pente position under symmetry `index`, rebuilt (and checked) through the engine."""
+    symmetries = symmetries_for(PENTE.spec)
+    grid = np.arange(361).reshape(19, 19)
+    where = np.empty(361, dtype=np.int64)
+    where[symmetries.transform_planes(grid, index).ravel()] = np.arange(361)  # old point -> new point
+    data = PENTE.to_dict(state)
+    cells = np.array([list(row) for row in data["board"]])
+    data["board"] = ["".join(row) for row in symmetries.transform_planes(cells, index)]
+    if data["last_move"] is not None:
+        data["last_move"] = int(where[data["last_move"]])
+    return PENTE.from_dict(data), where
+
+
+def augmented(game: Game, state, index: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The encoding and legal mask of `state` for its mover, transformed by symmetry `index`."""
+    (player,) = game.to_move(state)
+    inputs = {name: array[None] for name, array in game.encode(state, player).items()}
+    mask = game.legal_masks(state, player)[0][None].astype(np.float32)
+    new_inputs, new_mask = symmetries_for(game.spec).apply(inputs, mask, np.array([index]))
+    return {name: array[0] for name, array in new_inputs.items()}, new_mask[0]
+
+
+def transformed_action(game: Game, action: int, index: int) -> int:
+    """Where the one-hot policy of `action` lands under symmetry `index`."""
+    board = next(iter(game.spec.inputs))
+    one_hot = np.zeros((1, next(iter(game.spec.heads.values()))), dtype=np.float32)
+    one_hot[0, action] = 1.0
+    inputs = {board: np.zeros((1, *game.spec.inputs[board]), dtype=np.float32)}
+    _, moved = symmetries_for(game.spec).apply(inputs, one_hot, np.array([index]))
+    return int(np.argmax(moved[0]))
+
+
+def assert_same_position(game: Game, inputs, mask, other) -> None:
+    (player,) = game.to_move(other)
+    for name, array in game.encode(other, player).items():
+        np.testing.assert_array_equal(inputs[name], array)
+    np.testing.assert_array_equal(mask, game.legal_masks(other, player)[0])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bobail_mirror_augmentation_equals_encoding_the_mirrored_game(seed):
+    for state in random_states(BOBAIL, seed, 30):
+        mirror = mirrored_bobail(state)
+        inputs, mask = augmented(BOBAIL, state, 1)
+        assert_same_position(BOBAIL, inputs, mask, mirror)
+        # each legal move maps to its mirror image: both steps lead to mirrored games
+        for action in np.flatnonzero(BOBAIL.legal_masks(state, state.player)[0]).tolist():
+            after = BOBAIL.step(mirror, [(transformed_action(BOBAIL, action, 1),)])
+            assert BOBAIL.to_dict(after) == BOBAIL.to_dict(mirrored_bobail(BOBAIL.step(state, [(action,)])))
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_pente_symmetries_equal_encoding_the_transformed_position(index):
+    # plies 0 and 2 carry the opening bans (centre, tournament rule) in plane 5
+    for state in random_states(PENTE, index, 40)[::3]:
+        other, where = transformed_pente(state, index)
+        inputs, mask = augmented(PENTE, state, index)
+        assert_same_position(PENTE, inputs, mask, other)
+        point = int(np.flatnonzero(PENTE.legal_masks(state, state.ply % 2)[0])[-1])
+        assert transformed_action(PENTE, point, index) == where[point]
+
+
+def test_pente_symmetries_move_captures_along():
+    # a capture in the corner region still captures after any transformation
+    state = random_states(PENTE, 11, 120)[-1]
+    for index in range(8):
+        other, where = transformed_pente(state, index)
+        point = int(np.flatnonzero(PENTE.legal_masks(state, state.ply % 2)[0])[0])
+        after = PENTE.step(state, [(point,)])
+        after_other = PENTE.step(other, [(int(where[point]),)])
+        assert after.captures == after_other.captures
+        assert transformed_pente(after, index)[0].board == after_other.board
+
+
+def positions(values: list[float]) -> Positions:
+    """Bobail-shaped positions whose value (and one input cell) is the given number."""
+    count = len(values)
+    board = np.zeros((count, *BOBAIL.spec.inputs["board"]), dtype=np.float32)
+    board[:, 0, 0, 0] = values
+    return Positions(
+        {"board": board}, np.full((count, 200), 1 / 200, np.float32), np.array(values, np.float32)
+    )
+
+
+def test_buffer_keeps_the_newest_positions_and_round_trips(tmp_path):
+    buffer = ReplayBuffer(5, BOBAIL.spec.inputs, 200)
+    buffer.add(positions([0, 1, 2]))
+    assert len(buffer) == 3
+    buffer.add(positions([3, 4, 5, 6]))
+    assert (len(buffer), buffer.added) == (5, 7)
+    assert sorted(buffer.value.tolist()) == [2, 3, 4, 5, 6]
+    buffer.add(positions([10, 11, 12, 13, 14, 15, 16]))  # larger than the window: its newest part
+    assert sorted(buffer.value.tolist()) == [12, 13, 14, 15, 16]
+    sample = buffer.sample(64, np.random.default_rng(0))
+    assert set(sample.value.tolist()) <= {12, 13, 14, 15, 16}
+    np.testing.assert_array_equal(sample.inputs["board"][:, 0, 0, 0], sample.value)  # rows stay whole
+    buffer.save(str(tmp_path / "buffer.npz"))
+    restored = ReplayBuffer(5, BOBAIL.spec.inputs, 200)
+    restored.load(str(tmp_path / "buffer.npz"))
+    assert restored.added == buffer.added
+    np.testing.assert_array_equal(restored.value, buffer.value)
+    restored.add(positions([20]))
+    buffer.add(positions([20]))
+    np.testing.assert_array_equal(restored.value, buffer.value)  # the ring goes on where it was
+
+
+TINY = RunSettings(
+    blocks=1,
+    filters=8,
+    selfplay=SelfPlaySettings(games=4, parallel=4, simulations=8, temperature_moves=4),
+    train=TrainSettings(batch_size=32),
+    buffer_capacity=2_000,
+    checkpoint_every=1,
+    eval_pairs=1,
+    eval_simulations=8,
+)
+
+
+@pytest.mark.parametrize(
+    ("game", "config"), [(BOBAIL, {"max_turns": 30}), (PENTE, {"ply_cap": 30})], ids=["bobail", "pente"]
+)
+def test_short_run_resumes_and_exports_valid_bots(tmp_path, game, config):
+    settings = RunSettings(
+        **{**TINY.__dict__, "selfplay": SelfPlaySettings(**{**TINY.selfplay.__dict__, "game_config": config})}
+    )
+    first = train_alphazero(
+        game.name, tmp_path, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
+    )
+    assert first["generation"] == 1
+    assert first["games"] == 4
+    second = train_alphazero(
+        game.name, tmp_path, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False
+    )
+    assert second["generation"] == 2
+    assert second["games"] == 8
+    names = [checkpoint["name"] for checkpoint in second["checkpoints"]]
+    assert len(names) == 2
+    ratings = json.loads((tmp_path / "ratings.json").read_text())
+    assert set(names) <= set(ratings["ratings"])
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    report = validate((tmp_path / "checkpoints" / f"{names[-1]}.onnx").read_bytes(), game)
+    assert report.ok, report.message
