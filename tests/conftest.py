@@ -1,5 +1,7 @@
 """Fixtures for tests on real services: a fresh PostgreSQL database per test module, a dedicated Redis
-database flushed before and after, and `arena worker` processes torn down after each test.
+database flushed before and after, and `arena worker` processes torn down after each test; a
+migrated database on SQLite and PostgreSQL (`database`, `engine`) and a hostile model for the
+platform, worker and web tests.
 
 When PostgreSQL or Redis cannot be reached the tests that need them are skipped with the reason,
 unless the environment variable CI is set: there they always run, and fail if a service is missing.
@@ -19,6 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from onnx import TensorProto, helper
+from sqlalchemy import Engine, text
+from sqlmodel import SQLModel
+
+from arena_platform.db import make_engine, migrate
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -155,3 +162,45 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
         with contextlib.suppress(subprocess.TimeoutExpired):
             worker.process.wait(WORKER_STOP_TIMEOUT_S)
         worker.kill()
+
+
+# --- Databases and models shared by the platform, worker and web tests ---------------------------
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """A migrated database per test module and backend; PostgreSQL's is a fresh database from
+    `postgres_url`, which skips or, in CI, fails when the server is missing."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def engine(database: Engine) -> Iterator[Engine]:
+    """The module's database, emptied after each test."""
+    yield database
+    tables = list(reversed(SQLModel.metadata.sorted_tables))
+    with database.begin() as connection:
+        if database.dialect.name == "postgresql":
+            names = ", ".join(f'"{table.name}"' for table in tables)
+            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        else:
+            for table in tables:
+                connection.execute(table.delete())
+
+
+@pytest.fixture
+def hostile_bot() -> bytes:
+    """A bobail-shaped model that calls an operator of a custom domain (native code in some runtime)."""
+    board = helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", 43, 5, 5])
+    policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", 200])
+    node = helper.make_node("Exploit", ["board"], ["policy"], domain="evil.ops")
+    graph = helper.make_graph([node], "hostile", [board], [policy])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("evil.ops", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()

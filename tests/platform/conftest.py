@@ -22,8 +22,8 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
-from sqlalchemy import Engine, text
-from sqlmodel import SQLModel, select
+from sqlalchemy import Engine
+from sqlmodel import select
 
 from arena_bots.manifest import Manifest
 from arena_bots.match import play
@@ -31,41 +31,13 @@ from arena_bots.players import RandomPlayer
 from arena_games.registry import get_game
 from arena_platform.api import create_app
 from arena_platform.blobs import BlobStore
-from arena_platform.db import make_engine, migrate, session
+from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory, utc_now
 from arena_platform.settings import Settings
 from arena_platform.store import bots, users
 from arena_platform.store.ladders import ensure_ladder
 
 OPSET = 17
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """A migrated database per test module and backend; PostgreSQL's is a fresh database from
-    `postgres_url` (tests/conftest.py), which skips or, in CI, fails when the server is missing."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    engine = make_engine(url)
-    migrate(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def engine(database: Engine) -> Iterator[Engine]:
-    """The module's database, emptied after each test."""
-    yield database
-    tables = list(reversed(SQLModel.metadata.sorted_tables))
-    with database.begin() as connection:
-        if database.dialect.name == "postgresql":
-            names = ", ".join(f'"{table.name}"' for table in tables)
-            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-        else:
-            for table in tables:
-                connection.execute(table.delete())
 
 
 @pytest.fixture
@@ -182,17 +154,6 @@ def onnx_bot() -> Callable[..., bytes]:
         return _tiny_network(game, {f"arena.{key}": value for key, value in (metadata or {}).items()}, seed)
 
     return build
-
-
-@pytest.fixture
-def hostile_bot() -> bytes:
-    """A bobail-shaped model that calls an operator of a custom domain (native code in some runtime)."""
-    board = helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", 43, 5, 5])
-    policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", 200])
-    node = helper.make_node("Exploit", ["board"], ["policy"], domain="evil.ops")
-    graph = helper.make_graph([node], "hostile", [board], [policy])
-    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("evil.ops", 1)]
-    return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
 
 
 @dataclass

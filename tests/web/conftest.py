@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from onnx import TensorProto, helper
 from playwright.sync_api import Browser, Page, sync_playwright
 from sqlalchemy import Engine
 from sqlmodel import Session, select
@@ -161,17 +160,6 @@ def watched(browser: Browser) -> Iterator[Watched]:
 @pytest.fixture
 def page(watched: Watched) -> Page:
     return watched.page
-
-
-@pytest.fixture
-def hostile_model() -> bytes:
-    """A bobail-shaped model calling an operator of a custom domain (native code in some runtime)."""
-    board = helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", 43, 5, 5])
-    policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", 200])
-    node = helper.make_node("Exploit", ["board"], ["policy"], domain="evil.ops")
-    graph = helper.make_graph([node], "hostile", [board], [policy])
-    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("evil.ops", 1)]
-    return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
 
 
 @pytest.fixture

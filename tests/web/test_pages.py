@@ -1,7 +1,7 @@
 """The web pages in real Chromium (Playwright), against uvicorn serving a seeded SQLite site.
 
 Fixtures (conftest.py): `site` (the seeded, served site), `page` / `watched` (a desktop page whose
-script errors fail the test), `rerate`, `hostile_model`, `screenshot`. Without Debian's Chromium
+script errors fail the test), `rerate`, `hostile_bot`, `screenshot`. Without Debian's Chromium
 the browser tests skip outside CI.
 """
 
@@ -299,12 +299,12 @@ def test_the_bot_page_plots_its_history_and_lists_its_opponents(page, site):
     expect(page.locator("h1")).to_contain_text("alpha")
 
 
-def test_the_upload_page_shows_the_validation_rejection(watched, site, hostile_model, screenshot):
+def test_the_upload_page_shows_the_validation_rejection(watched, site, hostile_bot, screenshot):
     page = watched.page
     page.goto(f"{site.url}/upload")
     page.get_by_label("API token").fill(site.token)
     page.get_by_label("Model file").set_input_files(
-        files=[{"name": "evil.onnx", "mimeType": "application/octet-stream", "buffer": hostile_model}]
+        files=[{"name": "evil.onnx", "mimeType": "application/octet-stream", "buffer": hostile_bot}]
     )
     page.get_by_label("Game").select_option("bobail")
     page.get_by_label("Name", exact=True).fill("evil")

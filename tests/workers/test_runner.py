@@ -10,13 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, text, update
-from sqlmodel import SQLModel, col, func, select
+from sqlalchemy import Engine, update
+from sqlmodel import col, func, select
 
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform.blobs import BlobStore
-from arena_platform.db import make_engine, migrate, session
+from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder, Pairing, Rating, RatingHistory, utc_now
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
@@ -28,33 +28,6 @@ from arena_workers import runner
 from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
 
 LEASE = 60  # seconds; tests that need time to pass move `now` instead of sleeping
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """A migrated database per backend: SQLite in a file, or a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    engine = make_engine(url)
-    migrate(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def engine(database: Engine) -> Iterator[Engine]:
-    """The module's database, emptied after each test."""
-    yield database
-    tables = list(reversed(SQLModel.metadata.sorted_tables))
-    with database.begin() as connection:
-        if database.dialect.name == "postgresql":
-            names = ", ".join(f'"{table.name}"' for table in tables)
-            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-        else:
-            for table in tables:
-                connection.execute(table.delete())
 
 
 @pytest.fixture
