@@ -31,7 +31,7 @@ class Settings:
     max_upload_bytes: int = 32 * 1024 * 1024  # request bodies above this get 413 while streaming
     uploads_per_hour: int = 20  # per user
     games_per_pairing: int = 2  # seat-swapped games from one opening
-    ladder_simulations: int = 200  # the compute budget of the ladders uploads join: evaluations per move
+    ladder_simulations: int = 100  # evaluations per move on the ladders uploads join (as the zoo's bars)
     lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
     heartbeat_seconds: int = 30
     max_attempts: int = 3  # a pairing that failed this often is marked failed, not retried

@@ -48,7 +48,7 @@ def test_an_accepted_upload_is_stored_entered_on_its_ladder_and_scheduled(
     assert (bot["name"], bot["version"], bot["author"], bot["status"], bot["kind"]) == (
         "tiny", 1, "alice", "active", "network",
     )  # fmt: skip
-    assert (bot["game"], bot["ladder"], bot["player"]) == ("bobail", "bobail-v1-200", "mcts")
+    assert (bot["game"], bot["ladder"], bot["player"]) == ("bobail", "bobail-v1-100", "mcts")
     assert bot["manifest"]["simulations"] == 50
     assert bot["manifest"]["game_version"] == 1  # the game's current version fills in
     assert bot["report"]["ok"]
