@@ -9,6 +9,7 @@
 Each part runs in a database of its own, dropped afterwards; Redis database 12 is flushed.
 
     .venv/bin/python bench/platform_load.py [--seconds 60] [--bots 1000] [--games 1000000]
+        [--skip-throughput] [--cache-seconds 1.0]
 
 (Not `bench/platform.py`: run as a script, that file would shadow the standard library's
 `platform` module for everything it imports.)
@@ -170,20 +171,21 @@ import sys, uvicorn
 from arena_platform.api import create_app
 from arena_platform.db import make_engine
 from arena_platform.settings import Settings
-url, port, blobs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-settings = Settings(database_url=url, blob_url=blobs)
+url, port, blobs, cache = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+settings = Settings(database_url=url, blob_url=blobs, leaderboard_cache_seconds=cache)
 app = create_app(settings, engine=make_engine(url), enqueue=lambda *args: None)
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 """
 
 
-def leaderboard_latency(url: str, ladder_id: int) -> tuple[float, float, float, int]:
-    """p50 and p99 latency (ms) of GET /api/v1/ladders/{id}/leaderboard, requests per second, failures."""
+def leaderboard_latency(url: str, ladder_id: int, cache_seconds: float) -> tuple[float, float, float, int]:
+    """p50 and p99 latency (ms) of GET /api/v1/ladders/{id}/leaderboard, requests per second, failures;
+    the server caches leaderboards for `cache_seconds` (0: every request reads the database)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with tempfile.TemporaryDirectory() as blobs:
-        server = subprocess.Popen([sys.executable, "-c", SERVER, url, str(port), blobs])
+        server = subprocess.Popen([sys.executable, "-c", SERVER, url, str(port), blobs, str(cache_seconds)])
         try:
             base = f"http://127.0.0.1:{port}"
             while True:
@@ -234,7 +236,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="measured time per worker count")
     parser.add_argument("--bots", type=int, default=1000)
     parser.add_argument("--games", type=int, default=1_000_000)
-    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true", help="only the big ladder's part")
+    parser.add_argument(
+        "--cache-seconds", type=float, default=1.0, help="the server's leaderboard cache TTL; 0 disables it"
+    )
     args = parser.parse_args()
 
     if not args.skip_throughput:
@@ -253,10 +258,10 @@ def main() -> None:
             refit_ladder(db, ladder_id=ladder_id)
         print(f"refit of {args.games:,} games: {time.perf_counter() - started:.2f} s")
         engine.dispose()
-        p50, p99, throughput, failures = leaderboard_latency(url, ladder_id)
+        p50, p99, throughput, failures = leaderboard_latency(url, ladder_id, args.cache_seconds)
         print(
-            f"leaderboard, {CLIENTS} concurrent clients, {REQUESTS} requests: "
-            f"p50 {p50:.0f} ms, p99 {p99:.0f} ms, {throughput:.0f} requests/s, {failures} failed"
+            f"leaderboard (cache {args.cache_seconds:g} s), {CLIENTS} concurrent clients, {REQUESTS} "
+            f"requests: p50 {p50:.0f} ms, p99 {p99:.0f} ms, {throughput:.0f} requests/s, {failures} failed"
         )
 
 

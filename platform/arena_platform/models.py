@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -80,6 +80,9 @@ class Pairing(SQLModel, table=True):
     Life cycle: queued -> running (claimed with a lease by one worker, renewed by heartbeats)
     -> done, or back to queued when the lease expires, or failed after `max_attempts`.
     """
+
+    # the leaderboard's progress counts a ladder's pairings by state
+    __table_args__ = (Index("ix_pairing_ladder_id_status", "ladder_id", "status"),)
 
     id: int | None = Field(default=None, primary_key=True)
     ladder_id: int = Field(foreign_key="ladder.id", index=True)

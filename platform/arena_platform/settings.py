@@ -7,6 +7,7 @@ production deployment cannot silently run on a laptop's storage.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -37,6 +38,7 @@ class Settings:
     max_attempts: int = 3  # a pairing that failed this often is marked failed, not retried
     task_time_limit_seconds: int = 1800  # Celery hard limit; the broker's visibility timeout is 2x this
     worker_concurrency: int = 1
+    leaderboard_cache_seconds: float = 1.0  # how old a served leaderboard may be; 0: no cache
 
     @property
     def resolved_database_url(self) -> str:
@@ -77,6 +79,10 @@ class Settings:
         for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be positive, got {getattr(self, name)}")
+        if not (math.isfinite(self.leaderboard_cache_seconds) and self.leaderboard_cache_seconds >= 0):
+            raise SettingsError(
+                f"ARENA_LEADERBOARD_CACHE_SECONDS must be at least 0, got {self.leaderboard_cache_seconds}"
+            )
         if self.heartbeat_seconds * 3 > self.lease_seconds:
             raise SettingsError("ARENA_HEARTBEAT_SECONDS must be at most a third of ARENA_LEASE_SECONDS")
         return self

@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
 from arena_platform.api.body_limit import BodySizeLimit
+from arena_platform.api.cache import ResponseCache
 from arena_platform.api.deps import Services
 from arena_platform.api.errors import documented, install_error_handlers
 from arena_platform.api.hosts import HostCache
@@ -45,6 +46,7 @@ def create_app(
         enqueue=enqueue or celery_enqueue(settings.broker_url),
         hosts=HostCache(blobs.get, capacity=PREDICT_HOSTS),
         validation_slots=threading.BoundedSemaphore(VALIDATION_SLOTS),
+        leaderboards=ResponseCache(settings.leaderboard_cache_seconds),
     )
 
     @asynccontextmanager

@@ -12,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from arena_platform.api.cache import ResponseCache
 from arena_platform.api.errors import ApiError
 from arena_platform.api.hosts import HostCache
 from arena_platform.blobs import BlobStore
@@ -34,6 +35,7 @@ class Services:
     enqueue: Enqueue
     hosts: HostCache  # model hosts for predict
     validation_slots: threading.BoundedSemaphore  # uploads validated at once; others wait
+    leaderboards: ResponseCache  # serialized leaderboards per ladder id, a second old at most
 
 
 def get_services(request: Request) -> Services:

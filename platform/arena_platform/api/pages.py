@@ -135,7 +135,7 @@ def _leaderboard_page(request: Request, session: Session, ladder: Ladder | None)
     if ladder is None:
         return _render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
     data = {
-        "leaderboard": ladder_routes.leaderboard(ladder.id, session),  # what the page's polling fetches
+        "leaderboard": ladder_routes.build_leaderboard(ladder.id, session),  # what the page's polling fetches
         "url": f"/api/v1/ladders/{ladder.id}/leaderboard",
         "poll_ms": LEADERBOARD_POLL_MS,
     }

@@ -133,17 +133,31 @@ class RatingPoint(BaseModel):
 
 def leaderboard(session: Session, *, ladder_id: int) -> list[LeaderboardEntry]:
     """The active bots of the ladder, best rating first, ranked; unrated bots last, by age."""
+    rated = col(Rating.bot_id).is_not(None)
     rows = session.exec(
-        select(Bot, Rating, User.name)
+        select(
+            Bot.id,
+            Bot.name,
+            Bot.version,
+            Bot.kind,
+            Bot.player,
+            User.name,
+            rated,
+            Rating.rating,
+            Rating.low,
+            Rating.high,
+            Rating.games,
+            Rating.wins,
+            Rating.draws,
+            Rating.losses,
+            Rating.provisional,
+        )  # only what an entry shows: no JSON columns (manifest, report) for a thousand bots
         .outerjoin(Rating, (Rating.bot_id == Bot.id) & (Rating.ladder_id == Bot.ladder_id))
         .outerjoin(User, User.id == Bot.owner_id)
         .where(Bot.ladder_id == ladder_id, Bot.status == "active")
     ).all()
-    rows.sort(key=lambda row: (row[1] is None, -(row[1].rating if row[1] else 0.0), row[0].id))
-    return [
-        _leaderboard_entry(rank if rating is not None else None, bot, rating, author)
-        for rank, (bot, rating, author) in enumerate(rows, start=1)
-    ]
+    rows = sorted(rows, key=lambda row: (not row[6], -(row[7] if row[6] else 0.0), row[0]))
+    return [_leaderboard_entry(rank if row[6] else None, *row) for rank, row in enumerate(rows, start=1)]
 
 
 def pairing_progress(session: Session, *, ladder_id: int) -> PairingProgress:
@@ -239,23 +253,35 @@ def rating_history(session: Session, *, bot_id: int) -> list[RatingPoint]:
 
 
 def _leaderboard_entry(
-    rank: int | None, bot: Bot, rating: Rating | None, author: str | None
+    rank: int | None,
+    bot_id: int,
+    name: str,
+    version: int,
+    kind: str,
+    player: str,
+    author: str | None,
+    rated: bool,
+    *rating: Any,
 ) -> LeaderboardEntry:
-    record = {"games": 0, "wins": 0, "draws": 0, "losses": 0, "provisional": True}
-    if rating is not None:
-        record = {name: getattr(rating, name) for name in record}
+    elo, low, high, games, wins, draws, losses, provisional = rating
+    if not rated:
+        games, wins, draws, losses, provisional = 0, 0, 0, 0, True
     return LeaderboardEntry(
         rank=rank,
-        bot_id=bot.id,
-        name=bot.name,
-        version=bot.version,
+        bot_id=bot_id,
+        name=name,
+        version=version,
         author=author,
-        house=bot.kind == "house",
-        player=bot.player,
-        rating=None if rating is None else rating.rating,
-        low=None if rating is None else rating.low,
-        high=None if rating is None else rating.high,
-        **record,
+        house=kind == "house",
+        player=player,
+        rating=elo if rated else None,
+        low=low if rated else None,
+        high=high if rated else None,
+        games=games,
+        wins=wins,
+        draws=draws,
+        losses=losses,
+        provisional=provisional,
     )
 
 

@@ -102,6 +102,7 @@ async def upload_bot(
     bot_id, ladder_id = await run_in_threadpool(
         _record_upload, session, user, report, model_sha256, services.settings.ladder_simulations
     )
+    services.leaderboards.invalidate(ladder_id)  # the uploader sees the new bot at once
     await run_in_threadpool(_schedule, services, ladder_id)
     return await run_in_threadpool(_described, session, bot_id)
 
@@ -126,7 +127,7 @@ def get_bot(bot_id: BotId, session: SessionDep) -> BotDetail:
 
 
 @router.delete("/{bot_id}", summary="Retire a bot (its owner only)", responses=documented(401, 403, 404))
-def retire_bot(bot_id: BotId, user: CurrentUser, session: SessionDep) -> BotDetail:
+def retire_bot(bot_id: BotId, user: CurrentUser, session: SessionDep, services: ServicesDep) -> BotDetail:
     """A retired bot plays no more games; its games, rating history and replays stay."""
     bot = bots.get_bot(session, bot_id=bot_id)
     if bot is None:
@@ -136,6 +137,7 @@ def retire_bot(bot_id: BotId, user: CurrentUser, session: SessionDep) -> BotDeta
     except bots.NotOwner as error:
         raise ApiError(403, "not_owner", f"{error}: only its owner may retire it") from None
     session.commit()
+    services.leaderboards.invalidate(bot.ladder_id)
     return _described(session, bot_id)
 
 

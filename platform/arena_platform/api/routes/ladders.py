@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel
+from sqlmodel import Session
 
-from arena_platform.api.deps import LadderId, SessionDep
+from arena_platform.api.deps import LadderId, ServicesDep, SessionDep
 from arena_platform.api.errors import documented, not_found
+from arena_platform.db import session as open_session
 from arena_platform.store import ladders, reads
 from arena_platform.store.reads import LeaderboardEntry, PairingProgress, UtcDatetime
 
@@ -35,8 +37,24 @@ def list_ladders(session: SessionDep) -> list[LadderOut]:
     ]
 
 
-@router.get("/{ladder_id}/leaderboard", summary="A ladder's ratings and progress", responses=documented(404))
-def leaderboard(ladder_id: LadderId, session: SessionDep) -> Leaderboard:
+@router.get(
+    "/{ladder_id}/leaderboard",
+    summary="A ladder's ratings and progress",
+    response_model=Leaderboard,
+    responses=documented(404),
+)
+def leaderboard(ladder_id: LadderId, services: ServicesDep) -> Response:
+    """At most `leaderboard_cache_seconds` old: served from the API process's short-lived cache."""
+
+    def compute() -> bytes:
+        with open_session(services.engine) as session:
+            return build_leaderboard(ladder_id, session).model_dump_json().encode()
+
+    return Response(services.leaderboards.get(ladder_id, compute), media_type="application/json")
+
+
+def build_leaderboard(ladder_id: int, session: Session) -> Leaderboard:
+    """The ladder's leaderboard, read from the database now; 404 when the ladder is unknown."""
     ladder = ladders.get_ladder(session, ladder_id=ladder_id)
     if ladder is None:
         raise not_found(f"ladder {ladder_id}")
