@@ -315,13 +315,12 @@ def _play_and_record(
 def _prepare(context: WorkerContext, pairing_ids: Sequence[int]) -> tuple[dict[str, _Batch], dict[int, Bot]]:
     """The games to play, grouped by game, and the bots by id.
 
-    A network bot's player object is shared by every pairing of the batch, so that its positions go
-    to its model in one inference call. A house bot gets one player object per pairing: a rollout
-    player's decisions depend on the games batched with it (see `RolloutEvaluator`), and a pairing
-    must play the same whichever pairings share its batch, or a re-run after a crash would differ.
+    A bot's player object is shared by every pairing of the batch, so that its positions are searched
+    (and go to its model) together. A pairing still plays the same whichever pairings share its
+    batch: searches draw only from their own games' generators (see `RolloutEvaluator`).
     """
     batches: dict[str, _Batch] = {}
-    players: dict[tuple[int, int | None], Player] = {}  # (bot id, pairing id for house bots)
+    players: dict[int, Player] = {}  # by bot id
     bots: dict[int, Bot] = {}
     with session(context.engine) as db:
         for pairing_id in pairing_ids:
@@ -331,10 +330,9 @@ def _prepare(context: WorkerContext, pairing_ids: Sequence[int]) -> tuple[dict[s
             seated = {}
             for bot_id in (pairing.bot_a_id, pairing.bot_b_id):
                 bot = bots.setdefault(bot_id, db.get(Bot, bot_id))
-                key = (bot_id, pairing.id if bot.kind == "house" else None)
-                if key not in players:
-                    players[key] = _player(context, bot, ladder)
-                seated[bot_id] = players[key]
+                if bot_id not in players:
+                    players[bot_id] = _player(context, bot, ladder)
+                seated[bot_id] = players[bot_id]
             batch = batches.setdefault(game.name, _Batch(game))
             batch.pairings.append(pairing)
             batch.setups.extend(_setups(context.settings, game, pairing, seated))
