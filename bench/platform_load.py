@@ -40,6 +40,7 @@ from arena_platform.models import Bot, GameRecord
 from arena_platform.queue import SCHEDULE_LADDER, celery_client
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import refit_ladder
+from arena_platform.store.results import recount_pairs
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -162,6 +163,10 @@ def seed_big_ladder(engine: Engine, bots: int, games: int) -> int:
         arguments = {"ladder": ladder.id, "low": low, "count": high - low + 1, "pairings": games // 2}
         connection.execute(text(SEED_PAIRINGS), arguments)
         connection.execute(text(SEED_GAMES), {"ladder": ladder.id})
+    with session(engine) as db:  # the pair counts that recording the games would have kept
+        recount_pairs(db, ladder_id=ladder.id)
+        db.commit()
+    with engine.begin() as connection:
         connection.execute(text("ANALYZE"))
     return ladder.id
 

@@ -40,13 +40,13 @@ def _configure_sqlite(connection, _record) -> None:
     cursor.close()
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the schema of `engine`'s database up to the newest migration."""
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema of `engine`'s database up to `revision` (the newest migration by default)."""
     config = Config()
     config.set_main_option("script_location", str(resources.files("arena_platform") / "migrations"))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
 
 
 def session(engine: Engine) -> Session:

@@ -85,7 +85,7 @@ class Pairing(SQLModel, table=True):
     __table_args__ = (Index("ix_pairing_ladder_id_status", "ladder_id", "status"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    ladder_id: int = Field(foreign_key="ladder.id")  # indexed first in (ladder_id, status)
     bot_a_id: int = Field(foreign_key="bot.id", index=True)  # moves first in the first game
     bot_b_id: int = Field(foreign_key="bot.id", index=True)
     seed: int
@@ -116,6 +116,21 @@ class GameRecord(SQLModel, table=True):
     steps: int
     replay_sha256: str = Field(max_length=64)
     created_at: datetime = _created()
+
+
+class PairCount(SQLModel, table=True):
+    """A ladder's game outcomes per unordered pair of bots: the rating fit's whole input.
+
+    Kept in step with GameRecord: a pairing's games are added here in the transaction that records
+    them (store.results.record_pairing), so a refit reads one row per pair, never one per game.
+    """
+
+    ladder_id: int = Field(foreign_key="ladder.id", primary_key=True)
+    low_bot_id: int = Field(foreign_key="bot.id", primary_key=True)  # the smaller bot id of the pair
+    high_bot_id: int = Field(foreign_key="bot.id", primary_key=True)
+    low_wins: int = 0
+    draws: int = 0
+    high_wins: int = 0
 
 
 class Rating(SQLModel, table=True):

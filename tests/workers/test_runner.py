@@ -17,13 +17,13 @@ from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
-from arena_platform.models import Bot, GameRecord, Ladder, Pairing, Rating, RatingHistory, utc_now
+from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, RatingHistory, utc_now
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
 from arena_platform.store import pairings as store
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder, refit_ladder
-from arena_platform.store.results import PlayedGame, record_pairing
+from arena_platform.store.results import PlayedGame, record_pairing, recount_pairs
 from arena_workers import runner
 from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
 
@@ -238,6 +238,55 @@ def test_recording_a_pairing_twice_counts_its_games_once(context, new_pairings, 
         count = db.exec(select(func.count()).select_from(GameRecord)).one()
         assert count == 2
         assert db.get(Pairing, pairing_id).status == "running"
+
+
+def test_pair_counts_add_up_concurrent_recordings_of_one_pair_exactly_once(engine, new_pairings):
+    ids = new_pairings(16)
+    start = threading.Barrier(2)
+
+    def recorder(pairing_ids: list[int]) -> None:
+        with session(engine) as db:
+            random, uct = _house_bots(db, db.get(Pairing, pairing_ids[0]).ladder_id)
+        for pairing_id in pairing_ids:
+            start.wait()
+            with session(engine) as db:
+                pairing = db.get(Pairing, pairing_id)
+                score = (pairing_id % 3) / 2  # 0, 0.5 or 1 for random in the first seat
+                games = [_played(0, random, uct, score), _played(1, uct, random, 1 - score)]
+                assert record_pairing(db, pairing=pairing, games=games)
+                assert not record_pairing(db, pairing=pairing, games=games)  # a re-delivery adds nothing
+
+    threads = [threading.Thread(target=recorder, args=(ids[half::2],)) for half in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with session(engine) as db:
+        (counted,) = db.exec(select(PairCount)).all()
+        random, uct = _house_bots(db, counted.ladder_id)
+        random_points = [(pairing_id % 3) / 2 for pairing_id in ids] * 2
+        assert (counted.low_bot_id, counted.high_bot_id) == (min(random, uct), max(random, uct))
+        low_points = random_points if counted.low_bot_id == random else [1 - p for p in random_points]
+        assert (counted.low_wins, counted.draws, counted.high_wins) == tuple(
+            low_points.count(points) for points in (1.0, 0.5, 0.0)
+        )
+        incremental = counted.model_dump()
+        recount_pairs(db, ladder_id=counted.ladder_id)
+        db.expire_all()
+        assert db.exec(select(PairCount)).one().model_dump() == incremental
+
+
+def _played(index: int, first: int, second: int, score: float) -> PlayedGame:
+    return PlayedGame(
+        index=index,
+        first_bot_id=first,
+        second_bot_id=second,
+        score=score,
+        end_reason="test",
+        forfeit_seat=None,
+        steps=1,
+        replay_sha256="0" * 64,
+    )
 
 
 def test_a_lease_taken_over_after_it_lapsed_still_counts_each_game_once(context, new_pairings):

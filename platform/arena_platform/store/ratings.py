@@ -1,9 +1,9 @@
 """A ladder's rating table: refitted from all its games and kept in the Rating table (ARCHITECTURE §5).
 
 The fit is `arena_platform.ratings` (Bradley-Terry over pair counts); bots are named there by their
-id as a string, and the ladder's house bots are the anchors. The games are read grouped by
-(first bot, second bot, score), so a refit costs one aggregate query plus a fit over bots and pairs,
-never a Python object per game.
+id as a string, and the ladder's house bots are the anchors. Its input is the PairCount table, kept
+in step with the games as they are recorded (store.results), so a refit reads one row per pair of
+bots that met, never one per game.
 
 Debounce and idempotence: the Rating rows say how many games they were fitted on (every game counts
 once for each of its two bots), so a refit when no game arrived since the last one does nothing. A
@@ -14,11 +14,14 @@ games changed, so running it twice changes nothing the second time.
 from __future__ import annotations
 
 import numpy as np
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, insert
 from sqlmodel import Session, col, select
 
-from arena_platform.models import Bot, GameRecord, Ladder, Rating, RatingHistory, utc_now
-from arena_platform.ratings import RatingTable, count_pair_arrays, fit_pair_counts
+from arena_platform.models import Bot, Ladder, PairCount, Rating, RatingHistory, utc_now
+from arena_platform.ratings import PairCounts, RatingTable, fit_pair_counts
+
+# The games a ladder's pair counts cover (0 for none).
+_COUNTED_GAMES = func.coalesce(func.sum(PairCount.low_wins + PairCount.draws + PairCount.high_wins), 0)
 
 
 class LadderNotFound(LookupError):
@@ -53,31 +56,37 @@ def refit_ladder(session: Session, *, ladder_id: int) -> bool:
 
 def fit_ladder(session: Session, *, ladder_id: int) -> RatingTable:
     """The rating table of all the ladder's games; bots are named by their id as a string."""
-    statement = (
-        select(GameRecord.first_bot_id, GameRecord.second_bot_id, GameRecord.score, func.count())
-        .where(col(GameRecord.ladder_id) == ladder_id)
-        .group_by(GameRecord.first_bot_id, GameRecord.second_bot_id, GameRecord.score)
-    )
+    statement = select(
+        PairCount.low_bot_id,
+        PairCount.high_bot_id,
+        PairCount.low_wins,
+        PairCount.draws,
+        PairCount.high_wins,
+    ).where(col(PairCount.ladder_id) == ladder_id)
     # The driver's plain tuples: SQLAlchemy's Row objects cost seconds per million, and NumPy
     # converts them one at a time.
     rows = session.connection().execute(statement).cursor.fetchall()
-    groups = np.array(rows, dtype=np.float64).reshape(-1, 4)
-    first, second, count = (groups[:, k].astype(np.int64) for k in (0, 1, 3))
-    score = groups[:, 2]
-    bot_ids = np.unique(np.concatenate([first, second]))  # sorted
-    pairs = count_pair_arrays(
-        tuple(str(bot_id) for bot_id in bot_ids),
-        np.repeat(np.searchsorted(bot_ids, first), count),
-        np.repeat(np.searchsorted(bot_ids, second), count),
-        np.repeat(score, count),
+    counts = np.array(rows, dtype=np.int64).reshape(-1, 5)  # low id, high id, low wins, draws, high wins
+    # Sorted by pair (the fit's sums, rounding included, must not depend on the rows' order on disk);
+    # sorting here lets the database scan the table in its own order.
+    bot_ids = np.unique(counts[:, :2])  # sorted, so low < high holds for the indices too
+    low, high = np.searchsorted(bot_ids, counts[:, 0]), np.searchsorted(bot_ids, counts[:, 1])
+    order = np.argsort(low * len(bot_ids) + high)
+    pairs = PairCounts(
+        bots=tuple(str(bot_id) for bot_id in bot_ids),
+        low=low[order],
+        high=high[order],
+        low_wins=counts[order, 2],
+        draws=counts[order, 3],
+        high_wins=counts[order, 4],
     )
     house = session.exec(select(Bot.id).where(col(Bot.ladder_id) == ladder_id, col(Bot.kind) == "house"))
     return fit_pair_counts(pairs, anchors={str(bot_id) for bot_id in house})
 
 
 def ladder_games(session: Session, *, ladder_id: int) -> int:
-    """How many games the ladder has recorded."""
-    statement = select(func.count()).select_from(GameRecord).where(col(GameRecord.ladder_id) == ladder_id)
+    """How many games the ladder has recorded (as its pair counts say)."""
+    statement = select(_COUNTED_GAMES).where(col(PairCount.ladder_id) == ladder_id)
     return session.exec(statement).one()
 
 
@@ -90,7 +99,7 @@ def fitted_games(session: Session, *, ladder_id: int) -> int:
 def stale_ladders(session: Session) -> list[int]:
     """The ids of ladders with games that their Rating rows do not cover yet (a refit was lost)."""
     games = dict(
-        session.exec(select(GameRecord.ladder_id, func.count()).group_by(GameRecord.ladder_id)).all()
+        session.exec(select(PairCount.ladder_id, _COUNTED_GAMES).group_by(PairCount.ladder_id)).all()
     )
     rated = select(Rating.ladder_id, func.sum(Rating.games)).group_by(Rating.ladder_id)
     fitted = {ladder_id: total // 2 for ladder_id, total in session.exec(rated).all()}
@@ -104,39 +113,37 @@ def rating_estimates(session: Session, *, ladder_id: int) -> dict[int, tuple[flo
 
 
 def _replace_ratings(session: Session, ladder_id: int, table: RatingTable) -> None:
-    """Replaces the ladder's Rating rows by `table`'s rated bots; history for bots with new games."""
+    """Replaces the ladder's Rating rows by `table`'s rated bots; history for bots with new games.
+
+    Bulk inserts (one statement per table): a ladder of a thousand bots is a thousand rows each.
+    """
     fitted = select(Rating.bot_id, Rating.games).where(col(Rating.ladder_id) == ladder_id)
     previous = dict(session.exec(fitted).all())
     session.exec(delete(Rating).where(col(Rating.ladder_id) == ladder_id))
     now = utc_now()
-    for row in table.rows:
-        if row.rating is None:
-            continue
-        bot_id = int(row.bot)
-        session.add(
-            Rating(
-                ladder_id=ladder_id,
-                bot_id=bot_id,
-                rating=row.rating,
-                low=row.interval_low,
-                high=row.interval_high,
-                games=row.games,
-                wins=row.wins,
-                draws=row.draws,
-                losses=row.losses,
-                provisional=row.provisional,
-                updated_at=now,
-            )
-        )
-        if previous.get(bot_id) != row.games:
-            session.add(
-                RatingHistory(
-                    ladder_id=ladder_id,
-                    bot_id=bot_id,
-                    rating=row.rating,
-                    low=row.interval_low,
-                    high=row.interval_high,
-                    games=row.games,
-                    recorded_at=now,
-                )
-            )
+    ratings = [
+        {
+            "ladder_id": ladder_id,
+            "bot_id": int(row.bot),
+            "rating": row.rating,
+            "low": row.interval_low,
+            "high": row.interval_high,
+            "games": row.games,
+            "wins": row.wins,
+            "draws": row.draws,
+            "losses": row.losses,
+            "provisional": row.provisional,
+            "updated_at": now,
+        }
+        for row in table.rows
+        if row.rating is not None
+    ]
+    history = [
+        {key: rating[key] for key in ("ladder_id", "bot_id", "rating", "low", "high", "games")}
+        | {"recorded_at": now}
+        for rating in ratings
+        if previous.get(rating["bot_id"]) != rating["games"]
+    ]
+    for model, rows in ((Rating, ratings), (RatingHistory, history)):
+        if rows:
+            session.exec(insert(model), params=rows)

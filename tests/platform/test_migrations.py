@@ -1,0 +1,97 @@
+"""The Alembic migrations, on SQLite and PostgreSQL: they build exactly the models' schema, and the
+data migrations carry the data of older schemas forward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, text
+from sqlmodel import SQLModel, select
+
+from arena_platform.db import make_engine, migrate, session
+from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing
+from arena_platform.store.results import recount_pairs
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A database without any table (PostgreSQL's: the module's database with its schema reset)."""
+    if request.param == "sqlite":
+        engine = make_engine(f"sqlite:///{tmp_path / 'arena.db'}")
+    else:
+        engine = make_engine(request.getfixturevalue("postgres_url"))
+        with engine.begin() as connection:
+            connection.execute(text("DROP SCHEMA public CASCADE"))
+            connection.execute(text("CREATE SCHEMA public"))
+    yield engine
+    engine.dispose()
+
+
+def test_the_migrations_build_the_schema_the_models_declare(empty_database: Engine):
+    migrate(empty_database)
+    with empty_database.connect() as connection:
+        differences = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
+    assert differences == []
+
+
+def test_pair_counts_are_counted_from_the_games_recorded_before_they_existed(empty_database: Engine):
+    migrate(empty_database, "0002")
+    # (first bot, second bot, the first seat's score) per game
+    games = [
+        ("a", "b", 1.0),
+        ("b", "a", 1.0),
+        ("a", "b", 0.5),
+        ("c", "a", 0.0),
+        ("b", "c", 0.0),
+        ("c", "b", 0.5),
+    ]
+    with session(empty_database) as db:
+        ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
+        db.add(ladder)
+        db.flush()
+        bots = {name: Bot(ladder_id=ladder.id, name=name, kind="house", player="random") for name in "abc"}
+        db.add_all(bots.values())
+        db.flush()
+        for seed, (first, second, score) in enumerate(games):
+            pairing = Pairing(
+                ladder_id=ladder.id, bot_a_id=bots[first].id, bot_b_id=bots[second].id, seed=seed
+            )
+            db.add(pairing)
+            db.flush()
+            db.add(_game(pairing, score))
+        db.commit()
+        a, b, c = (bots[name].id for name in "abc")
+    expected = {(a, b): (1, 1, 1), (a, c): (1, 0, 0), (b, c): (0, 1, 1)}  # low wins, draws, high wins
+
+    migrate(empty_database)
+    assert _pair_counts(empty_database) == expected
+    with session(empty_database) as db:
+        recount_pairs(db, ladder_id=ladder.id)  # the store's own count agrees
+        db.commit()
+    assert _pair_counts(empty_database) == expected
+
+
+def _game(pairing: Pairing, score: float) -> GameRecord:
+    return GameRecord(
+        pairing_id=pairing.id,
+        ladder_id=pairing.ladder_id,
+        index=0,
+        first_bot_id=pairing.bot_a_id,
+        second_bot_id=pairing.bot_b_id,
+        score=score,
+        end_reason="test",
+        steps=10,
+        replay_sha256="0" * 64,
+    )
+
+
+def _pair_counts(engine: Engine) -> dict[tuple[int, int], tuple[int, int, int]]:
+    with session(engine) as db:
+        return {
+            (row.low_bot_id, row.high_bot_id): (row.low_wins, row.draws, row.high_wins)
+            for row in db.exec(select(PairCount))
+        }
