@@ -51,7 +51,8 @@ def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:
     )
     played: Counter[tuple[str, str]] = Counter()
     in_flight: Counter[tuple[str, str]] = Counter()
-    for bot_a, bot_b, status, number in session.exec(statement).all():
+    # The driver's plain tuples, as in store.ratings.fit_ladder: a big ladder has ~10^5 pairs.
+    for bot_a, bot_b, status, number in session.connection().execute(statement).cursor.fetchall():
         tally = played if status in PLAYED_STATUSES else in_flight
         tally[str(bot_a), str(bot_b)] += number
     return LadderState(
