@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 
 import numpy as np
@@ -178,6 +179,38 @@ def test_leaderboard_and_ladders(client, seeded):
         "losses": 1, "provisional": True,
     }  # fmt: skip
     assert [entry["rank"] for entry in board["entries"]] == [1, 2, 3, None]
+
+
+def test_the_leaderboard_is_gzipped_for_clients_that_accept_it_and_plain_for_the_others(client, seeded):
+    url = f"/api/v1/ladders/{seeded.ladder_id}/leaderboard"
+    plain = client.get(url, headers={"Accept-Encoding": "identity"})
+    assert plain.status_code == 200
+    assert "content-encoding" not in plain.headers
+    assert plain.headers["content-type"] == "application/json"
+    with client.stream("GET", url, headers={"Accept-Encoding": "gzip, deflate"}) as zipped:
+        assert zipped.headers["content-encoding"] == "gzip"
+        raw = b"".join(zipped.iter_raw())  # the bytes as sent, not decoded by the client
+    assert int(zipped.headers["content-length"]) == len(raw) < len(plain.content)
+    assert gzip.decompress(raw) == plain.content
+    for response in (plain, zipped):
+        assert response.headers["vary"] == "Accept-Encoding"
+        assert response.headers["etag"] == plain.headers["etag"]  # one representation, two encodings
+
+
+def test_the_leaderboard_answers_304_while_the_clients_etag_is_current(client, seeded):
+    url = f"/api/v1/ladders/{seeded.ladder_id}/leaderboard"
+    first = client.get(url)
+    etag = first.headers["etag"]
+    assert first.headers["cache-control"] == "no-cache"  # reuse only after asking: it changes each refit
+    unchanged = client.get(url, headers={"If-None-Match": etag})
+    assert (unchanged.status_code, unchanged.content, unchanged.headers["etag"]) == (304, b"", etag)
+    assert client.get(url, headers={"If-None-Match": 'W/"other"'}).status_code == 200
+    retired = client.delete(f"/api/v1/bots/{seeded.alpha}", headers=_auth(seeded.alice_token))
+    assert retired.status_code == 200  # a write of this process: the cached leaderboard is dropped
+    changed = client.get(url, headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != etag
+    assert "alpha" not in [entry["name"] for entry in changed.json()["entries"]]
 
 
 def test_bot_reads(client, seeded):

@@ -38,7 +38,8 @@ class Services:
     leaderboards: ResponseCache  # serialized leaderboards per ladder id, a second old at most
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    """Async, so that async routes get it without a hop to the threadpool (it does no I/O)."""
     return request.app.state.services
 
 

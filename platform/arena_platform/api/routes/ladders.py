@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 from sqlmodel import Session
 
@@ -41,16 +41,18 @@ def list_ladders(session: SessionDep) -> list[LadderOut]:
     "/{ladder_id}/leaderboard",
     summary="A ladder's ratings and progress",
     response_model=Leaderboard,
-    responses=documented(404),
+    responses={304: {"description": "Not modified: the If-None-Match tag is current"}, **documented(404)},
 )
-def leaderboard(ladder_id: LadderId, services: ServicesDep) -> Response:
-    """At most `leaderboard_cache_seconds` old: served from the API process's short-lived cache."""
+async def leaderboard(ladder_id: LadderId, request: Request, services: ServicesDep) -> Response:
+    """At most `leaderboard_cache_seconds` old: served from the API process's short-lived cache,
+    gzip-compressed when the client accepts it, with an ETag for conditional requests."""
 
-    def compute() -> bytes:
+    def compute() -> bytes:  # in a worker thread
         with open_session(services.engine) as session:
             return build_leaderboard(ladder_id, session).model_dump_json().encode()
 
-    return Response(services.leaderboards.get(ladder_id, compute), media_type="application/json")
+    body = await services.leaderboards.get_async(ladder_id, compute)
+    return body.response(request.headers)
 
 
 def build_leaderboard(ladder_id: int, session: Session) -> Leaderboard:
