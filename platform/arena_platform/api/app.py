@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -51,7 +52,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # What exists at startup (modules, classes, the app: ~150k objects) lives as long as the
+        # server. Kept out of the cyclic collector's sight, a full collection under load takes
+        # ~5 ms instead of ~110 ms, a pause of every request in flight every ~10 s. Both calls only
+        # move the collector's lists; the shutdown gives the objects back to it.
+        gc.freeze()
         yield
+        gc.unfreeze()
         await run_in_threadpool(services.hosts.close)
         if engine is None:  # made here, so closed here
             services.engine.dispose()
