@@ -218,7 +218,8 @@ async def _hammer(host: str, port: int, path: str) -> tuple[list[float], int, fl
     Each client is one keep-alive HTTP/1.1 connection that asks for gzip, as browsers and HTTP
     libraries do, and reads the answer's Content-Length bytes without decoding them: a full client
     (httpx) costs more CPU per request than the server and, sharing the cores with it, measured
-    itself. The warm-up answer is checked in full: gzip that decodes to the whole leaderboard.
+    itself. No If-None-Match: every answer is the whole leaderboard, never a 304. The warm-up
+    answer is checked in full: gzip that decodes to the whole leaderboard.
     """
     request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept-Encoding: gzip\r\n\r\n".encode()
     reader, writer = await asyncio.open_connection(host, port)  # warms the server's cache and pools
