@@ -9,6 +9,7 @@ frames) fetch the public API. Unknown or malformed ids get the 404 page.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +24,7 @@ from sqlmodel import Session
 import arena_platform
 from arena_bots.manifest import PLAYER_KINDS
 from arena_games.registry import GAMES
-from arena_platform.api.deps import MAX_ID, SessionDep
+from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
 from arena_platform.api.routes import ladders as ladder_routes
 from arena_platform.models import Ladder
 from arena_platform.store import bots, ladders, reads
@@ -65,18 +66,18 @@ def install_pages(app: FastAPI) -> None:
 
 
 @router.get("/", response_class=HTMLResponse)
-def home(request: Request, session: SessionDep) -> HTMLResponse:
+def home(request: Request, session: SessionDep, services: ServicesDep) -> HTMLResponse:
     """The leaderboard of the first ladder (or an invitation to upload when there is none)."""
     first = next(iter(ladders.list_ladders(session)), None)
-    return _leaderboard_page(request, session, first)
+    return _leaderboard_page(request, session, services, first)
 
 
 @router.get("/ladders/{ladder_id}", response_class=HTMLResponse)
-def ladder_page(ladder_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+def ladder_page(ladder_id: str, request: Request, session: SessionDep, services: ServicesDep) -> HTMLResponse:
     ladder = _lookup(ladder_id, lambda key: ladders.get_ladder(session, ladder_id=key))
     if ladder is None:
         return _not_found(request, f"ladder {ladder_id}")
-    return _leaderboard_page(request, session, ladder)
+    return _leaderboard_page(request, session, services, ladder)
 
 
 @router.get("/bots/{bot_id}", response_class=HTMLResponse)
@@ -131,11 +132,13 @@ def upload_page(request: Request) -> HTMLResponse:
     return _render(request, "upload.html", games=games, player_kinds=PLAYER_KINDS)
 
 
-def _leaderboard_page(request: Request, session: Session, ladder: Ladder | None) -> HTMLResponse:
+def _leaderboard_page(
+    request: Request, session: Session, services: Services, ladder: Ladder | None
+) -> HTMLResponse:
     if ladder is None:
         return _render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
-    data = {
-        "leaderboard": ladder_routes.build_leaderboard(ladder.id, session),  # what the page's polling fetches
+    data = {  # the leaderboard exactly as the page's polling fetches it, from the API's cache
+        "leaderboard": json.loads(ladder_routes.cached_leaderboard(services, ladder.id).plain),
         "url": f"/api/v1/ladders/{ladder.id}/leaderboard",
         "poll_ms": LEADERBOARD_POLL_MS,
     }

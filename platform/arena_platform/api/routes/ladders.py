@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 from sqlmodel import Session
 
-from arena_platform.api.deps import LadderId, ServicesDep, SessionDep
+from arena_platform.api.cache import Body
+from arena_platform.api.deps import LadderId, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import documented, not_found
 from arena_platform.db import session as open_session
 from arena_platform.store import ladders, reads
@@ -47,12 +50,22 @@ async def leaderboard(ladder_id: LadderId, request: Request, services: ServicesD
     """At most `leaderboard_cache_seconds` old: served from the API process's short-lived cache,
     gzip-compressed when the client accepts it, with an ETag for conditional requests."""
 
+    body = await services.leaderboards.get_async(ladder_id, _leaderboard_json(services, ladder_id))
+    return body.response(request.headers)
+
+
+def cached_leaderboard(services: Services, ladder_id: int) -> Body:
+    """What the leaderboard endpoint answers now, from the same cache. Blocks while a missing entry
+    is computed: for sync routes (worker threads) such as the web page's."""
+    return services.leaderboards.get(ladder_id, _leaderboard_json(services, ladder_id))
+
+
+def _leaderboard_json(services: Services, ladder_id: int) -> Callable[[], bytes]:
     def compute() -> bytes:  # in a worker thread
         with open_session(services.engine) as session:
             return build_leaderboard(ladder_id, session).model_dump_json().encode()
 
-    body = await services.leaderboards.get_async(ladder_id, compute)
-    return body.response(request.headers)
+    return compute
 
 
 def build_leaderboard(ladder_id: int, session: Session) -> Leaderboard:
