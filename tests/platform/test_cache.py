@@ -34,6 +34,18 @@ def counting(values: list[bytes]):
     return compute, calls
 
 
+def slow_board():
+    """A compute that takes 50 ms to return b"board", and the list of its calls."""
+    calls = []
+
+    def compute() -> bytes:
+        calls.append(None)
+        time.sleep(0.05)
+        return b"board"
+
+    return compute, calls
+
+
 def test_entries_are_served_until_their_ttl_expires():
     clock = Clock()
     cache = ResponseCache(1.0, clock=clock)
@@ -102,12 +114,7 @@ def test_one_thread_refreshes_while_the_others_serve_the_stale_bytes():
 
 def test_concurrent_first_requests_compute_once():
     cache = ResponseCache(60.0)
-    calls = []
-
-    def compute() -> bytes:
-        calls.append(None)
-        time.sleep(0.05)
-        return b"board"
+    compute, calls = slow_board()
 
     threads = [threading.Thread(target=cache.get, args=(1, compute)) for _ in range(20)]
     for thread in threads:
@@ -262,12 +269,7 @@ def test_the_event_loop_serves_stale_bytes_while_one_worker_thread_refreshes():
 
 def test_concurrent_first_requests_from_the_event_loop_compute_once():
     cache = ResponseCache(60.0)
-    calls = []
-
-    def compute() -> bytes:
-        calls.append(None)
-        time.sleep(0.05)
-        return b"board"
+    compute, calls = slow_board()
 
     async def scenario() -> list[Body]:
         return await asyncio.gather(*(cache.get_async(1, compute) for _ in range(20)))
