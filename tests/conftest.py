@@ -12,15 +12,20 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import uvicorn
+from fastapi import FastAPI
 from onnx import TensorProto, helper
 from sqlalchemy import Engine, text
 from sqlmodel import SQLModel
@@ -162,6 +167,35 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
         with contextlib.suppress(subprocess.TimeoutExpired):
             worker.process.wait(WORKER_STOP_TIMEOUT_S)
         worker.kill()
+
+
+UVICORN_TIMEOUT_S = 10.0  # to start, and to stop
+
+
+@contextlib.contextmanager
+def _serving(app: FastAPI) -> Iterator[str]:
+    """Serves `app` under uvicorn in a thread on a free local port while the block runs; its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + UVICORN_TIMEOUT_S
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=UVICORN_TIMEOUT_S)
+
+
+@pytest.fixture(scope="session")
+def serving() -> Callable[[FastAPI], AbstractContextManager[str]]:
+    """`with serving(app) as url:` serves the app under uvicorn on a free local port (raw HTTP and
+    browser tests)."""
+    return _serving
 
 
 # --- Databases and models shared by the platform, worker and web tests ---------------------------

@@ -7,18 +7,16 @@ are emptied after each test.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
@@ -80,27 +78,12 @@ def client(make_app: Callable[..., FastAPI]) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def live_server(make_app: Callable[..., FastAPI]) -> Iterator[Callable[..., str]]:
+def live_server(
+    make_app: Callable[..., FastAPI], serving: Callable[[FastAPI], AbstractContextManager[str]]
+) -> Iterator[Callable[..., str]]:
     """Starts the app under uvicorn on a free local port; returns its base URL. For raw HTTP tests."""
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
-
-    def start(**changes: object) -> str:
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(make_app(**changes), log_level="warning"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        servers.append((server, thread))
-        return f"http://127.0.0.1:{listener.getsockname()[1]}"
-
-    yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with contextlib.ExitStack() as servers:
+        yield lambda **changes: servers.enter_context(serving(make_app(**changes)))
 
 
 @pytest.fixture

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import uvicorn
+from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, sync_playwright
 from sqlalchemy import Engine
 from sqlmodel import Session, select
@@ -94,7 +92,9 @@ class _TimedOut:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def site(
+    tmp_path_factory: pytest.TempPathFactory, serving: Callable[[FastAPI], AbstractContextManager[str]]
+) -> Iterator[Site]:
     """The seeded site, served by uvicorn on a free local port for the whole module."""
     folder = tmp_path_factory.mktemp("site")
     engine = make_engine(f"sqlite:///{folder / 'arena.db'}")
@@ -102,18 +102,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     blobs = BlobStore(str(folder / "blobs"))
     seeded = _seed(engine, blobs)
     app = create_app(Settings(data_dir=folder), engine=engine, blobs=blobs, enqueue=lambda *_: None)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    yield dataclasses.replace(seeded, url=f"http://127.0.0.1:{listener.getsockname()[1]}")
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as url:
+        yield dataclasses.replace(seeded, url=url)
     engine.dispose()
 
 
