@@ -108,26 +108,17 @@ def test_the_unique_version_guard_catches_a_race(engine: Engine):
         ladder = ensure_ladder(db, game="bobail", simulations=16)
         alice, _ = users.create_user(db, name="alice")
         db.commit()
-        db.add(
-            Bot(
-                ladder_id=ladder.id,
-                owner_id=alice.id,
-                name="alpha",
-                version=1,
-                kind="network",
-                player="greedy",
+        for _ in range(2):  # two uploads that both read version 0 and wrote version 1
+            db.add(
+                Bot(
+                    ladder_id=ladder.id,
+                    owner_id=alice.id,
+                    name="alpha",
+                    version=1,
+                    kind="network",
+                    player="greedy",
+                )
             )
-        )
-        db.add(
-            Bot(
-                ladder_id=ladder.id,
-                owner_id=alice.id,
-                name="alpha",
-                version=1,
-                kind="network",
-                player="greedy",
-            )
-        )
         with pytest.raises(IntegrityError):
             db.commit()
 
