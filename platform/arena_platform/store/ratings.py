@@ -17,6 +17,7 @@ import numpy as np
 from sqlalchemy import delete, func, insert
 from sqlmodel import Session, col, select
 
+from arena_platform.db import plain_rows
 from arena_platform.models import Bot, Ladder, PairCount, Rating, RatingHistory, utc_now
 from arena_platform.ratings import PairCounts, RatingTable, fit_pair_counts
 
@@ -63,10 +64,8 @@ def fit_ladder(session: Session, *, ladder_id: int) -> RatingTable:
         PairCount.draws,
         PairCount.high_wins,
     ).where(col(PairCount.ladder_id) == ladder_id)
-    # The driver's plain tuples: SQLAlchemy's Row objects cost seconds per million, and NumPy
-    # converts them one at a time.
-    rows = session.connection().execute(statement).cursor.fetchall()
-    counts = np.array(rows, dtype=np.int64).reshape(-1, 5)  # low id, high id, low wins, draws, high wins
+    # (P, 5): low id, high id, low wins, draws, high wins
+    counts = np.array(plain_rows(session, statement), dtype=np.int64).reshape(-1, 5)
     # Sorted by pair (the fit's sums, rounding included, must not depend on the rows' order on disk);
     # sorting here lets the database scan the table in its own order.
     bot_ids = np.unique(counts[:, :2])  # sorted, so low < high holds for the indices too

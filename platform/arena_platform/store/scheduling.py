@@ -12,6 +12,7 @@ import numpy as np
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from arena_platform.db import plain_rows
 from arena_platform.models import Bot, Ladder, Pairing
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
@@ -51,8 +52,7 @@ def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:
     )
     played: Counter[tuple[str, str]] = Counter()
     in_flight: Counter[tuple[str, str]] = Counter()
-    # The driver's plain tuples, as in store.ratings.fit_ladder: a big ladder has ~10^5 pairs.
-    for bot_a, bot_b, status, number in session.connection().execute(statement).cursor.fetchall():
+    for bot_a, bot_b, status, number in plain_rows(session, statement):  # ~10^5 pairs on a big ladder
         tally = played if status in PLAYED_STATUSES else in_flight
         tally[str(bot_a), str(bot_b)] += number
     return LadderState(
