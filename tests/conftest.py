@@ -36,7 +36,9 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 REDIS_SERVER_URL = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379")
-REDIS_TEST_DB = 13  # a database number the tests own: flushed before and after each module
+# A database number the tests own, flushed before and after each module; two suites that run at once
+# on one machine each need their own.
+REDIS_TEST_DB = int(os.environ.get("ARENA_TEST_REDIS_DB", "13"))
 WORKER_READY_TIMEOUT_S = 60.0
 WORKER_STOP_TIMEOUT_S = 10.0
 
