@@ -11,13 +11,19 @@ Protocol, over a Unix socket pair, in frames of an 8-byte little-endian length a
   child -> parent  the session's tensors JSON {"inputs"|"outputs": [[name, type, shape], ...]}
                    or {"fault": "host_start_failed", "message": ...}
   parent -> child  the layout JSON: transport, max_batch, the tensors with fixed dims, the memfd
-  child -> parent  {"ready": true}
-  per call         {"op": "run", "batch": n} -> {"ok": true} | {"fault": code, "message": text}
+  child -> parent  {"ready": true, "cpu_s": t}      (t: the child's CPU seconds so far)
+  per call         {"op": "run", "batch": n} -> {"ok": true, "cpu_s": t} | {"fault": code, "message": text}
                    {"op": "describe"} -> the child's pid, cwd, environment and rlimits
 With the "shm" transport (the default) the tensors travel through shared memory allocated once at
 start: one block per tensor, sized for max_batch. With "pipe" each tensor follows its JSON as one
 raw float32 frame; it costs 1.5-1.8x the overhead per call of "shm" (bench/host.py). The parent
 never unpickles anything from the child: unpickling is running code.
+
+A call's deadline is counted in the child's CPU time, not the wall clock, so a model is judged by
+the work it does, the same on an idle or a busy machine: the child stops a run once it has used
+`call_timeout_s` of CPU. The parent's wall-clock deadline is only a backstop; when it passes, the
+child's CPU time (`cpu_s`, reported with each answer, and /proc at the deadline) tells whether the
+model was busy past its limit (the model's fault) or never got the CPU (the machine's).
 
 The shared memory is one anonymous memfd (Linux): it has no name in /dev/shm, so nothing leaks even
 when both processes are killed, and it is sealed against resizing, so a compromised child cannot
@@ -68,6 +74,7 @@ _CPU_HARD_MARGIN_S = 5  # SIGXCPU at cpu_seconds, SIGKILL this much later
 _CHILD_CONFIG = ("memory_bytes", "cpu_seconds", "call_timeout_s", "threads")  # HostLimits fields
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 _CHILD_FAULT_CODES = frozenset({"host_start_failed", "timeout", "run_failed", "bad_output_shape"})
+_CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # the unit of a process's CPU times in /proc
 _INHERITED_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")  # what ORT (CUDA) needs
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding arena_bots
 
@@ -78,8 +85,8 @@ class HostLimits:
 
     memory_bytes: int | None = 2 << 30  # RLIMIT_AS of the child (address space); None: no limit
     cpu_seconds: int = 3600  # RLIMIT_CPU over the host's whole life: it serves many games
-    call_timeout_s: float = 10.0  # per model call: the child stops the run when it passes...
-    kill_grace_s: float = 2.0  # ...and the parent kills the child if no answer comes this much later
+    call_timeout_s: float = 10.0  # per model call, in the child's CPU seconds: the child stops the run...
+    kill_grace_s: float = 2.0  # ...and the parent kills the child if no answer comes this much later (wall)
     max_batch: int = 256  # rows per model call; `run` splits larger batches into such calls
     threads: int = 1  # intra-op threads of the child's session
     start_timeout_s: float = 30.0  # spawn to ready: interpreter, imports, model load
@@ -89,17 +96,35 @@ class HostLimits:
             raise ValueError(f"host limits must be positive: {self}")
 
 
+Blame = Literal["model", "platform", "unknown"]
+
+# Who a fault is traced to, by code, unless the host knows better (see ModelFault.blame).
+_BLAME_BY_CODE: dict[str, Blame] = {
+    "host_start_failed": "model",  # the child could not load the model or refused its tensors
+    "timeout": "model",  # the run used its whole CPU budget
+    "run_failed": "model",  # onnxruntime failed on the model (a failed allocation under its limit, say)
+    "non_finite": "model",
+    "bad_output_shape": "model",
+    "host_died": "unknown",  # the child crashed: the model, or something that killed it from outside
+    "bad_input": "platform",  # the caller sent tensors that break the contract
+}
+
+
 class ModelFault(Exception):
     """The model could not answer. `code` is machine-readable, `message` is for the bot's author.
 
     Model faults (host_start_failed, host_died, timeout, run_failed, non_finite, bad_output_shape)
-    leave the host dead; a caller error (bad_input) does not.
+    leave the host dead; a caller error (bad_input) does not. `blame` says whom the fault is traced
+    to: "model" (the bot's own doing: it forfeits), "platform" (the host was closed, could not be
+    started, or never got the CPU: never the bot's loss) or "unknown" (the child crashed; the caller
+    may try a fresh host to find out).
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, blame: Blame | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.blame: Blame = blame or _BLAME_BY_CODE.get(code, "unknown")
 
 
 class ModelHost(InferenceBackend):
@@ -115,6 +140,7 @@ class ModelHost(InferenceBackend):
     ) -> None:
         self._limits = limits
         self._fault: ModelFault | None = None  # the first; once set, the host is dead
+        self._child_cpu_s = 0.0  # the child's CPU time at its last answer
         self._transport: _SharedMemory | _Pipe | None = None
         self._child = _ChildResources.create()
         self._release = weakref.finalize(self, self._child.release)
@@ -126,9 +152,9 @@ class ModelHost(InferenceBackend):
             raise self._fail(fault) from None
         except TimeoutError:
             message = f"the model host did not start within {limits.start_timeout_s:g} s"
-            raise self._fail(ModelFault("host_start_failed", message)) from None
+            raise self._fail(ModelFault("host_start_failed", message, blame="platform")) from None
         except (EOFError, OSError, _ProtocolError):
-            raise self._fail(ModelFault("host_start_failed", self._death_note())) from None
+            raise self._fail(ModelFault("host_start_failed", self._death_note(), blame="unknown")) from None
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -164,7 +190,7 @@ class ModelHost(InferenceBackend):
 
     def close(self) -> None:
         """Kills the child and frees everything; later calls raise ModelFault("host_died")."""
-        self._fail(ModelFault("host_died", "the model host was closed"))
+        self._fail(ModelFault("host_died", "the model host was closed", blame="platform"))
 
     def _start(self, model_bytes: bytes, transport: Transport) -> None:
         """Hands the child its limits and the model, and agrees with it on the tensors' layout."""
@@ -181,8 +207,10 @@ class ModelHost(InferenceBackend):
             raise ModelFault("host_start_failed", f"its tensors need {layout.shared_bytes()} bytes per call")
         self._transport = _SharedMemory.allocate(layout) if transport == "shm" else _Pipe(layout)
         self._channel.send_json(layout.to_json(), deadline)
-        if self._channel.receive_json(deadline) != {"ready": True}:
+        ready = self._channel.receive_json(deadline)
+        if ready.get("ready") is not True:
             raise _ProtocolError("the model host did not confirm it is ready")
+        self._child_cpu_s = float(ready.get("cpu_s", 0.0))
 
     def _checked_inputs(self, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
         """The inputs as arrays in model order, and their common batch size; raises bad_input."""
@@ -210,6 +238,7 @@ class ModelHost(InferenceBackend):
             reply = self._channel.receive_json(deadline)
             if "fault" in reply:
                 raise self._fail(_child_fault(reply))
+            self._child_cpu_s = float(reply.get("cpu_s", self._child_cpu_s))
             outputs = self._transport.receive_outputs(self._channel, batch, deadline)
         for name, output in outputs.items():
             if not np.isfinite(output).all():
@@ -220,14 +249,27 @@ class ModelHost(InferenceBackend):
     def _faults_kill_host(self) -> Iterator[None]:
         """Refuses to talk to a dead host, and turns a silent or broken child into a ModelFault."""
         if self._fault is not None:
-            raise ModelFault("host_died", f"the model host is dead ({self._fault})")
+            raise ModelFault("host_died", f"the model host is dead ({self._fault})", blame=self._fault.blame)
         try:
             yield
         except TimeoutError:
-            timeout = self._limits.call_timeout_s + self._limits.kill_grace_s
-            raise self._fail(ModelFault("timeout", f"no answer within {timeout:g} s; host killed")) from None
+            raise self._fail(self._overdue()) from None
         except (EOFError, OSError, _ProtocolError):
             raise self._fail(ModelFault("host_died", self._death_note())) from None
+
+    def _overdue(self) -> ModelFault:
+        """The fault of a call that got no answer by the wall-clock backstop, traced by CPU time."""
+        limits = self._limits
+        waited = limits.call_timeout_s + limits.kill_grace_s
+        used = _cpu_seconds(self.pid) - self._child_cpu_s
+        if used >= limits.call_timeout_s:
+            return ModelFault(
+                "timeout", f"no answer within {waited:g} s after {used:.1f} s of CPU; host killed"
+            )
+        message = (
+            f"no answer within {waited:g} s, but the model got only {used:.1f} s of CPU: the machine stalled"
+        )
+        return ModelFault("timeout", message, blame="platform")
 
     def _fail(self, fault: ModelFault) -> ModelFault:
         """Records the first fault, kills the child and frees everything; returns `fault` to raise."""
@@ -441,7 +483,7 @@ class _SharedMemory:
     def send_outputs(self, channel: _Channel, outputs: Sequence[np.ndarray]) -> None:
         for block, output in zip(self._output_blocks.values(), outputs, strict=True):
             block[: len(output)] = output
-        channel.send_json({"ok": True})
+        channel.send_json({"ok": True, "cpu_s": time.process_time()})
 
 
 class _Pipe:
@@ -464,7 +506,7 @@ class _Pipe:
         return {tensor.name: _receive_array(channel, tensor, batch, None) for tensor in self.inputs}
 
     def send_outputs(self, channel: _Channel, outputs: Sequence[np.ndarray]) -> None:
-        channel.send_json({"ok": True})
+        channel.send_json({"ok": True, "cpu_s": time.process_time()})
         for output in outputs:
             channel.send(np.ascontiguousarray(output, dtype=np.float32))
 
@@ -518,6 +560,17 @@ def _shorten(text: str) -> str:
     return text if len(text) <= _MAX_FAULT_MESSAGE_CHARS else text[: _MAX_FAULT_MESSAGE_CHARS - 3] + "..."
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) process `pid` has used so far; +inf if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+    except OSError:
+        return math.inf
+    user_ticks, system_ticks = int(fields[11]), int(fields[12])  # utime and stime (fields 14 and 15)
+    return (user_ticks + system_ticks) / _CLOCK_TICKS_PER_S
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -563,9 +616,11 @@ class _DeadlineExceeded(Exception):
 class _Watchdog:
     """A daemon thread of the child: stops a run past its deadline; exits if the parent is gone.
 
-    Each run gets its own RunOptions; past the deadline the thread sets its `terminate`, which
-    ONNX Runtime checks between nodes (also inside Loop bodies). A single node that runs long
-    ignores it; the parent's kill covers that case.
+    The deadline is in this process's CPU time (time.process_time: every thread's), so a run is
+    stopped for the work it did, never for waiting on a busy machine. Each run gets its own
+    RunOptions; past the deadline the thread sets its `terminate`, which ONNX Runtime checks between
+    nodes (also inside Loop bodies). A single node that runs long ignores it; the parent's kill
+    covers that case.
     """
 
     def __init__(self, timeout_s: float) -> None:
@@ -576,7 +631,7 @@ class _Watchdog:
 
     def run(self, session: ort.InferenceSession, names: list[str], feeds: dict[str, np.ndarray]) -> list[Any]:
         options = ort.RunOptions()
-        self._armed = (options, time.monotonic() + self.timeout_s)
+        self._armed = (options, time.process_time() + self.timeout_s)
         try:
             return session.run(names, feeds, options)
         except Exception:
@@ -592,7 +647,7 @@ class _Watchdog:
             if os.getppid() != self._parent:
                 _orphaned()
             armed = self._armed
-            if armed is not None and time.monotonic() > armed[1]:
+            if armed is not None and time.process_time() > armed[1]:
                 armed[0].terminate = True
 
 
@@ -660,7 +715,7 @@ def _serve(socket_fd: int) -> None:
     layout = _Layout.from_json(channel.receive_json())
     transport = _SharedMemory(layout) if layout.transport == "shm" else _Pipe(layout)
     os.close(layout.memory_fd)
-    channel.send_json({"ready": True})
+    channel.send_json({"ready": True, "cpu_s": time.process_time()})
     while True:
         request = channel.receive_json()
         if request["op"] == "describe":
@@ -681,7 +736,8 @@ def _serve_run(
     try:
         outputs = watchdog.run(session, [tensor.name for tensor in transport.outputs], feeds)
     except _DeadlineExceeded:
-        channel.send_json({"fault": "timeout", "message": f"inference ran past {watchdog.timeout_s:g} s"})
+        message = f"inference ran past {watchdog.timeout_s:g} s of CPU"
+        channel.send_json({"fault": "timeout", "message": message})
         return
     except Exception as error:  # onnxruntime's failures (e.g. a failed allocation) are the model's
         channel.send_json({"fault": "run_failed", "message": f"onnxruntime failed: {error}"})

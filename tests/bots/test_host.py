@@ -258,8 +258,8 @@ def test_a_runaway_loop_is_stopped_at_the_deadline():
         assert host.run(_obs(3.0))["policy"].tolist() == [[12.0], [12.0]]  # 3 trips, then row sums
         started = time.monotonic()
         fault = _fault_of(host, _obs(1e12))
-        assert fault.code == "timeout"
-        assert "ran past 0.3 s" in fault.message  # the child stopped the run itself...
+        assert (fault.code, fault.blame) == ("timeout", "model")
+        assert "ran past 0.3 s of CPU" in fault.message  # the child stopped the run itself...
         assert time.monotonic() - started < limits.call_timeout_s + limits.kill_grace_s  # ...in time
 
 
@@ -270,6 +270,8 @@ def test_a_silent_child_is_killed_after_the_grace():
         fault = _fault_of(host, _mlp_inputs(1))
         waited = time.monotonic() - started
         assert fault.code == "timeout"
+        assert fault.blame == "platform"  # it got no CPU: a stalled machine, never the model's fault
+        assert "the machine stalled" in fault.message
         assert QUICK.call_timeout_s + QUICK.kill_grace_s <= waited < 3.0
         assert not _is_running(host.pid)
 
@@ -295,7 +297,7 @@ def test_a_crashed_child_is_reported_and_a_new_host_works():
     host = ModelHost(two_input_mlp(), QUICK)
     os.kill(host.pid, signal.SIGSEGV)
     fault = _fault_of(host, _mlp_inputs(1))
-    assert fault.code == "host_died"
+    assert (fault.code, fault.blame) == ("host_died", "unknown")  # the model, or a kill from outside
     assert "SIGSEGV" in fault.message
     assert _fault_of(host, _mlp_inputs(1)).code == "host_died"
     with ModelHost(two_input_mlp(), QUICK) as fresh:
@@ -367,7 +369,8 @@ def test_close_kills_the_child_and_leaves_nothing_behind():
     assert not [
         name for name in set(os.listdir("/dev/shm")) - shm_before if "psm_" in name or "arena" in name
     ]
-    assert _fault_of(host, _mlp_inputs(1)).code == "host_died"
+    fault = _fault_of(host, _mlp_inputs(1))
+    assert (fault.code, fault.blame) == ("host_died", "platform")  # closed by its owner: never the model's
 
 
 def test_a_crash_leaves_nothing_behind():
