@@ -5,13 +5,16 @@ owes across the games being played, in one `decide` call, so a search player can
 leaves of every game in one inference batch (ARCHITECTURE §4). `play` is the one-game case.
 
 A player loses the game (a forfeit, with its cause in the replay) when it returns no action (a
-fault: its model crashed, timed out or produced non-finite numbers) or an action the engine's
-legal masks forbid. If every acting player of a simultaneous step forfeits, the game is a draw.
+fault traced to its model: it timed out, failed or produced non-finite numbers) or an action the
+engine's legal masks forbid. If every acting player of a simultaneous step forfeits, the game is a
+draw. A fault of the platform is never a forfeit: a player (Arena's own code) that raises, or an
+inference backend that raises `PlatformFault`, stops the whole batch with a `PlatformFault`, and the
+caller gives its games back to be played again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -19,6 +22,14 @@ import numpy as np
 
 from arena_games.api import Action, Config, Game, JointAction
 from arena_games.replay import Forfeit, Replay, Step
+
+
+class PlatformFault(BaseException):
+    """The platform, not a bot, failed to produce a move: the batch stops and no game of it counts.
+
+    A BaseException, like KeyboardInterrupt, so that it passes through the players' and the search's
+    `except Exception` blocks, which turn a model's own faults into forfeits.
+    """
 
 
 @dataclass(frozen=True)
@@ -88,10 +99,18 @@ def play(
     return play_many(game, [setup])[0]
 
 
-def play_many(game: Game, setups: Sequence[MatchSetup]) -> list[MatchResult]:
-    """Play all `setups` at once, batching each player object's decisions per round."""
+def play_many(
+    game: Game, setups: Sequence[MatchSetup], *, before_round: Callable[[], None] | None = None
+) -> list[MatchResult]:
+    """Play all `setups` at once, batching each player object's decisions per round.
+
+    `before_round` is called before every round; it may raise (a PlatformFault when the worker shuts
+    down, say) to stop the batch. Raises PlatformFault when a player raises.
+    """
     games = [_GameInProgress.start(game, setup) for setup in setups]
     while running := [match for match in games if not match.is_over(game)]:
+        if before_round is not None:
+            before_round()
         _play_round(game, running)
     return [match.result(game) for match in games]
 
@@ -193,14 +212,15 @@ def _play_round(game: Game, running: Sequence[_GameInProgress]) -> None:
 
 
 def _decide(player: Player, game: Game, requests: Sequence[Request]) -> list[Decision]:
-    """The player's decisions; a player that raises or miscounts faults on every request."""
+    """The player's decisions. Players are Arena's code (a bot is data): one that raises or
+    miscounts is a platform fault, never the bot's loss."""
     try:
         decisions = list(player.decide(game, requests))
-    except Exception as error:  # a broken bot must not stop the other games of the batch
-        return [Decision(action=None, fault=f"player raised {type(error).__name__}: {error}")] * len(requests)
+    except Exception as error:
+        raise PlatformFault(f"player {player.name!r} raised {type(error).__name__}: {error}") from error
     if len(decisions) != len(requests):
-        fault = f"player answered {len(decisions)} decisions for {len(requests)} requests"
-        return [Decision(action=None, fault=fault)] * len(requests)
+        count = f"{len(decisions)} decisions for {len(requests)} requests"
+        raise PlatformFault(f"player {player.name!r} answered {count}")
     return decisions
 
 

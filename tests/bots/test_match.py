@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from arena_bots.match import Decision, MatchSetup, play, play_many
+from arena_bots.match import Decision, MatchSetup, PlatformFault, play, play_many
 from arena_games.api import Game, GameSpec, IllegalAction
 
 # --- Rock-paper-scissors: the smallest simultaneous-move game, built on the public contract. ---
@@ -98,12 +98,12 @@ def test_a_bad_decision_forfeits_the_game(decision, cause):
     assert result.replay.steps == ()
 
 
-def test_a_raising_or_miscounting_player_faults_without_stopping_the_loop():
+def test_a_raising_or_miscounting_player_is_a_platform_fault_not_a_forfeit():
     class Raising:
         name = "raising"
 
         def decide(self, game, requests):
-            raise RuntimeError("onnxruntime aborted")
+            raise RuntimeError("a bug in Arena's own player code")
 
     class Silent:
         name = "silent"
@@ -111,11 +111,37 @@ def test_a_raising_or_miscounting_player_faults_without_stopping_the_loop():
         def decide(self, game, requests):
             return []
 
-    raising = play(RPS, [Raising(), rock()], seed=0)
-    assert raising.forfeit.player == 0
-    assert "RuntimeError: onnxruntime aborted" in raising.forfeit.cause
-    silent = play(RPS, [rock(), Silent()], seed=0)
-    assert "answered 0 decisions for 1 requests" in silent.forfeit.cause
+    with pytest.raises(PlatformFault, match="'raising' raised RuntimeError: a bug in Arena's own player"):
+        play(RPS, [Raising(), rock()], seed=0)
+    with pytest.raises(PlatformFault, match="'silent' answered 0 decisions for 1 requests"):
+        play(RPS, [rock(), Silent()], seed=0)
+
+
+def test_a_platform_fault_raised_inside_a_player_stops_the_batch_untouched_by_its_catch_alls():
+    class Guarded:  # as the players are: every Exception of the model becomes a fault
+        name = "guarded"
+
+        def decide(self, game, requests):
+            try:
+                raise PlatformFault("the model host was closed by its owner")
+            except Exception:  # pragma: no cover - a PlatformFault is no Exception
+                return [Decision(action=None, fault="swallowed")] * len(requests)
+
+    with pytest.raises(PlatformFault, match="closed by its owner"):
+        play_many(RPS, [MatchSetup(players=(Guarded(), rock()), seed=seed) for seed in range(3)])
+
+
+def test_before_round_runs_before_every_round_and_can_stop_the_batch():
+    rounds = []
+    setups = [MatchSetup(players=(rock(), rock()), seed=seed) for seed in range(2)]
+    play_many(RPS, setups, before_round=lambda: rounds.append("round"))
+    assert rounds == ["round"]  # one simultaneous throw: one round for both games
+
+    def shutting_down():
+        raise PlatformFault("the worker is shutting down")
+
+    with pytest.raises(PlatformFault, match="shutting down"):
+        play_many(RPS, setups, before_round=shutting_down)
 
 
 def test_when_every_acting_player_forfeits_the_game_is_drawn():
