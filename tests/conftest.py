@@ -1,7 +1,7 @@
 """Fixtures for tests on real services: a fresh PostgreSQL database per test module, a dedicated Redis
 database flushed before and after, and `arena worker` processes torn down after each test; a
-migrated database on SQLite and PostgreSQL (`database`, `engine`) and a hostile model for the
-platform, worker and web tests.
+migrated database on SQLite and PostgreSQL (`database`, `engine`), tiny valid ONNX bots (`onnx_bot`)
+and a hostile model for the platform, worker and web tests.
 
 When PostgreSQL or Redis cannot be reached the tests that need them are skipped with the reason,
 unless the environment variable CI is set: there they always run, and fail if a service is missing.
@@ -23,13 +23,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from sqlalchemy import Engine, text
 from sqlmodel import SQLModel
 
+from arena_games.registry import get_game
 from arena_platform.db import make_engine, migrate
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -240,3 +243,46 @@ def hostile_bot() -> bytes:
     graph = helper.make_graph([node], "hostile", [board], [policy])
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("evil.ops", 1)]
     return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
+
+
+TINY_BOT_OPSET = 17
+
+
+def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> bytes:
+    """A linear policy and value over the flattened inputs of `game_name` (dynamic batch)."""
+    spec = get_game(game_name).spec
+    rng = np.random.default_rng(seed)
+    nodes, weights, inputs = [], [], []
+    for name, shape in spec.inputs.items():
+        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *shape]))
+        nodes.append(helper.make_node("Flatten", [name], [f"{name}_flat"], axis=1))
+    nodes.append(helper.make_node("Concat", [f"{name}_flat" for name in spec.inputs], ["features"], axis=1))
+    width = sum(int(np.prod(shape)) for shape in spec.inputs.values())
+    (policy_size,) = spec.heads.values()
+    for output, size in (("policy", policy_size), ("raw_value", 1)):
+        weight = (rng.standard_normal((width, size)) * 0.05).astype(np.float32)
+        weights += [
+            numpy_helper.from_array(weight, f"{output}_w"),
+            numpy_helper.from_array(np.zeros(size, np.float32), f"{output}_b"),
+        ]
+        nodes.append(helper.make_node("Gemm", ["features", f"{output}_w", f"{output}_b"], [output]))
+    nodes.append(helper.make_node("Tanh", ["raw_value"], ["value"]))
+    outputs = [
+        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", policy_size]),
+        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
+    ]
+    graph = helper.make_graph(nodes, "tiny", inputs, outputs, weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", TINY_BOT_OPSET)], ir_version=8)
+    helper.set_model_props(model, dict(metadata))
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+@pytest.fixture
+def onnx_bot() -> Callable[..., bytes]:
+    """`onnx_bot(game, seed=, metadata=)`: a tiny valid bot; metadata keys are manifest fields."""
+
+    def build(game: str = "bobail", *, seed: int = 0, metadata: Mapping[str, str] | None = None) -> bytes:
+        return _tiny_network(game, {f"arena.{key}": value for key, value in (metadata or {}).items()}, seed)
+
+    return build

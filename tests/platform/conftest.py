@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import onnx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from onnx import TensorProto, helper, numpy_helper
 from sqlalchemy import Engine
 from sqlmodel import select
 
@@ -34,8 +31,6 @@ from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistor
 from arena_platform.settings import Settings
 from arena_platform.store import bots, users
 from arena_platform.store.ladders import ensure_ladder
-
-OPSET = 17
 
 
 @pytest.fixture
@@ -97,46 +92,6 @@ def new_user(engine: Engine) -> Callable[[str], str]:
         return token
 
     return create
-
-
-def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> bytes:
-    """A linear policy and value over the flattened inputs of `game_name` (dynamic batch)."""
-    spec = get_game(game_name).spec
-    rng = np.random.default_rng(seed)
-    nodes, weights, inputs = [], [], []
-    for name, shape in spec.inputs.items():
-        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *shape]))
-        nodes.append(helper.make_node("Flatten", [name], [f"{name}_flat"], axis=1))
-    nodes.append(helper.make_node("Concat", [f"{name}_flat" for name in spec.inputs], ["features"], axis=1))
-    width = sum(int(np.prod(shape)) for shape in spec.inputs.values())
-    (policy_size,) = spec.heads.values()
-    for output, size in (("policy", policy_size), ("raw_value", 1)):
-        weight = (rng.standard_normal((width, size)) * 0.05).astype(np.float32)
-        weights += [
-            numpy_helper.from_array(weight, f"{output}_w"),
-            numpy_helper.from_array(np.zeros(size, np.float32), f"{output}_b"),
-        ]
-        nodes.append(helper.make_node("Gemm", ["features", f"{output}_w", f"{output}_b"], [output]))
-    nodes.append(helper.make_node("Tanh", ["raw_value"], ["value"]))
-    outputs = [
-        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", policy_size]),
-        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
-    ]
-    graph = helper.make_graph(nodes, "tiny", inputs, outputs, weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
-    helper.set_model_props(model, dict(metadata))
-    onnx.checker.check_model(model)
-    return model.SerializeToString()
-
-
-@pytest.fixture
-def onnx_bot() -> Callable[..., bytes]:
-    """`onnx_bot(game, seed=, metadata=)`: a tiny valid bot; metadata keys are manifest fields."""
-
-    def build(game: str = "bobail", *, seed: int = 0, metadata: Mapping[str, str] | None = None) -> bytes:
-        return _tiny_network(game, {f"arena.{key}": value for key, value in (metadata or {}).items()}, seed)
-
-    return build
 
 
 @dataclass

@@ -3,16 +3,24 @@ and scheduling rounds, on SQLite and on PostgreSQL (without a broker: enqueued t
 
 from __future__ import annotations
 
+import itertools
+import os
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sqlalchemy import Engine, update
 from sqlmodel import col, func, select
 
+from arena_bots.host import ModelFault
+from arena_bots.manifest import Manifest
+from arena_bots.match import PlatformFault
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform.blobs import BlobStore
@@ -20,10 +28,13 @@ from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, RatingHistory, utc_now
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
+from arena_platform.store import bots as bot_store
 from arena_platform.store import pairings as store
+from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder, refit_ladder
 from arena_platform.store.results import PlayedGame, record_pairing, recount_pairs
+from arena_platform.store.scheduling import QUARANTINE_FAILURES, ladder_state
 from arena_workers import runner
 from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
 
@@ -365,3 +376,169 @@ def test_the_sweeper_enqueues_lost_pairings_refits_and_scheduling_rounds(
     enqueued.clear()
     runner.sweep(context)
     assert enqueued == [(SCHEDULE_LADDER, ladder.id)]  # played, nothing in flight: a lost round
+
+
+# ---- platform faults are never a bot's loss ---------------------------------------------------
+
+
+@pytest.fixture
+def network_bots(engine: Engine, ladder: Ladder, context: WorkerContext, onnx_bot) -> list[int]:
+    """Six tiny network bots on the ladder (greedy and mcts in turn), each with its own model."""
+    with session(engine) as db:
+        owner, _ = users.create_user(db, name="author")
+        ids = []
+        for number in range(6):
+            player = ("greedy", "mcts")[number % 2]
+            manifest = Manifest(game="bobail", game_version=1, name=f"net-{number}", player=player)
+            model = context.blobs.put(onnx_bot(seed=number))
+            bot = bot_store.create_network_bot(
+                db, ladder_id=ladder.id, owner_id=owner.id, manifest=manifest, report={}, model_sha256=model
+            )
+            ids.append(bot.id)
+        db.commit()
+    return ids
+
+
+def test_more_network_bots_than_the_model_cache_holds_play_without_a_forfeit(
+    context, engine, ladder, network_bots
+):
+    context.models = runner.ModelCache(context.blobs, capacity=2)  # a batch of six models
+    with session(engine) as db:
+        pairings = store.create_pairings(
+            db, ladder=ladder, pairs=list(itertools.pairwise(network_bots))[::2], redelivery_seconds=LEASE
+        )
+        db.commit()
+        ids = [pairing.id for pairing in pairings]
+    outcomes = runner.play_pairings(context, ids)
+    assert [outcome.status for outcome in outcomes] == ["recorded"] * 3
+    with session(engine) as db:
+        games = db.exec(select(GameRecord)).all()
+    assert len(games) == 6
+    assert [(game.forfeit_seat, game.end_reason) for game in games if game.forfeit_seat is not None] == []
+    assert len(context.models._hosts) == 2  # unpinned after the batch: back within capacity
+
+
+def test_a_platform_fault_gives_the_pairings_back_without_using_an_attempt(context, new_pairings, enqueued):
+    ids = new_pairings(2)
+    context.stopping.set()  # the worker shuts down: the batch stops before its first round
+    outcomes = runner.play_pairings(context, ids)
+    assert [outcome.status for outcome in outcomes] == ["given_back"] * 2
+    for pairing_id in ids:
+        pairing = _pairing(context.engine, pairing_id)
+        assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("queued", None, 0)
+        assert "PlatformFault: the worker is shutting down" in pairing.error
+        assert _aware(pairing.lease_expires_at) <= utc_now()  # due: the next sweep sends it again
+    with session(context.engine) as db:
+        assert db.exec(select(func.count()).select_from(GameRecord)).one() == 0
+    assert enqueued == []
+    assert _sweep(context.engine, utc_now()).resent == sorted(ids)
+
+
+def _aware(moment):
+    """SQLite hands timestamps back without their zone (they are stored as UTC)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class _FakeHost:
+    """Answers with `outputs`, or raises `fault` (a ModelFault or any exception)."""
+
+    def __init__(self, fault: BaseException | None = None) -> None:
+        self.fault = fault
+
+    def run(self, inputs):
+        if self.fault is not None:
+            raise self.fault
+        return {"policy": np.zeros((1, 3), np.float32)}
+
+
+class _FakeModels:
+    """A ModelCache stand-in handing out the given hosts in turn and recording the discarded ones."""
+
+    def __init__(self, *hosts: _FakeHost) -> None:
+        self.hosts = list(hosts)
+        self.discarded: list[_FakeHost] = []
+
+    def get(self, sha256):
+        return self.hosts[0]
+
+    def discard(self, sha256, host):
+        self.discarded.append(self.hosts.pop(0))
+
+
+def _served(*hosts: _FakeHost) -> tuple[runner.ServedModel, _FakeModels]:
+    models = _FakeModels(*hosts)
+    return runner.ServedModel(models, "f" * 64), models
+
+
+def test_a_model_host_killed_from_outside_is_replaced_and_the_call_answered():
+    crash = ModelFault("host_died", "the model host was killed by SIGKILL.")
+    served, models = _served(_FakeHost(crash), _FakeHost())
+    assert served.run({}).keys() == {"policy"}
+    assert len(models.discarded) == 1
+
+
+def test_a_model_that_crashes_a_fresh_host_too_is_at_fault():
+    crash = ModelFault("host_died", "the model host was killed by SIGSEGV.")
+    served, models = _served(_FakeHost(crash), _FakeHost(crash))
+    with pytest.raises(ModelFault, match="crashed a fresh host too") as raised:
+        served.run({})
+    assert raised.value.blame == "model"
+    assert len(models.discarded) == 2
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        ModelFault("host_died", "the model host was closed", blame="platform"),
+        ModelFault("timeout", "no answer, but the model got 0.0 s of CPU", blame="platform"),
+        AttributeError("'NoneType' object has no attribute 'receive_outputs'"),
+    ],
+)
+def test_a_fault_of_the_platform_or_of_our_code_becomes_a_platform_fault(fault):
+    served, _ = _served(_FakeHost(fault))
+    with pytest.raises(PlatformFault):
+        served.run({})
+
+
+def test_a_fault_of_the_model_is_raised_for_the_player_to_forfeit():
+    served, models = _served(_FakeHost(ModelFault("non_finite", "output 'policy' contains NaN")), _FakeHost())
+    with pytest.raises(ModelFault, match="NaN"):
+        served.run({})
+    assert len(models.discarded) == 1  # the next call starts a fresh host
+
+
+# ---- leases and the sweeper ------------------------------------------------------------------
+
+
+def test_a_paused_owner_cannot_renew_its_lapsed_lease(engine, new_pairings):
+    (pairing_id,) = new_pairings(1)
+    assert _claim(engine, pairing_id, "paused-worker", now=utc_now() - timedelta(seconds=2 * LEASE))
+    with session(engine) as db:  # nobody took it over yet, but it lapsed: the sweeper may at any time
+        assert not store.renew_lease(db, pairing_id=pairing_id, owner="paused-worker", lease_seconds=LEASE)
+
+
+def test_the_sweep_takes_back_the_pairings_of_a_dead_worker_on_this_host_at_once(
+    context, new_pairings, enqueued
+):
+    (pairing_id,) = new_pairings(1)
+    finished = subprocess.Popen(["true"])  # a process that has ended: its pid is free
+    finished.wait()
+    owner = f"{socket.gethostname()}/{finished.pid}/0123456789ab"
+    assert _claim(context.engine, pairing_id, owner)  # its lease is live for a whole minute yet
+    swept = runner.sweep(context)
+    assert swept.requeued == [pairing_id]
+    assert (PLAY_PAIRING, pairing_id) in enqueued
+    alive = f"{socket.gethostname()}/{os.getpid()}/0123456789ab"
+    (other,) = new_pairings(1)
+    assert _claim(context.engine, other, alive)
+    assert runner.sweep(context).requeued == []  # a live worker keeps its pairing
+
+
+def test_a_failed_pairing_is_booked_again_until_its_pair_is_quarantined(engine, ladder):
+    with session(engine) as db:
+        random, uct = _house_bots(db, ladder.id)
+        for number in range(QUARANTINE_FAILURES):
+            assert ladder_state(db, ladder=ladder).played[str(random), str(uct)] == 0  # still owed
+            db.add(Pairing(ladder_id=ladder.id, bot_a_id=random, bot_b_id=uct, seed=number, status="failed"))
+            db.commit()
+        assert ladder_state(db, ladder=ladder).played[str(random), str(uct)] == QUARANTINE_FAILURES

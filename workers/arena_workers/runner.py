@@ -9,27 +9,35 @@ round of each ladder that got games.
 
 The database is the truth: the broker only carries ids. A worker that dies leaves its pairings
 running with a lease that lapses; the sweeper puts them back in the queue (or fails them after
-`max_attempts` claims).
+`max_attempts` claims, and scheduling books the pair again).
+
+Only a bot's own fault loses a game: its model timing out on its own CPU time, failing, giving
+non-finite numbers, crashing a fresh host again, or an illegal move. A fault of the platform (a host
+closed, not started or starved of CPU, Arena's own code raising, the worker shutting down, the
+database going away) stops the batch, and its pairings go back to the queue without using up an
+attempt, to be played again from the start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 import uuid
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 
 from arena_bots.host import ModelFault, ModelHost
 from arena_bots.loading import house_player, network_player
 from arena_bots.manifest import Manifest
-from arena_bots.match import Decision, MatchResult, MatchSetup, Player, Request, play_many
+from arena_bots.match import MatchResult, MatchSetup, PlatformFault, Player, play_many
 from arena_games.api import Game
 from arena_games.registry import get_game
 from arena_platform.blobs import BlobStore
@@ -43,6 +51,8 @@ from arena_platform.store.pairings import (
     get_pairing,
     release_pairing,
     renew_lease,
+    requeue_owned,
+    running_owners,
     sweep_pairings,
 )
 from arena_platform.store.ratings import refit_ladder, stale_ladders
@@ -68,16 +78,26 @@ class RunnerError(Exception):
 
 @dataclass
 class WorkerContext:
-    """What the tasks of one worker process share. `enqueue` sends a task by name with id arguments."""
+    """What the tasks of one worker process share. `enqueue` sends a task by name with id arguments.
+
+    `stopping` is set when the worker shuts down: the batch being played stops before its next round
+    and gives its pairings back.
+    """
 
     settings: Settings
     engine: Engine
     blobs: BlobStore
     enqueue: Enqueue
     models: ModelCache = field(init=False)
+    stopping: threading.Event = field(init=False, default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.models = ModelCache(self.blobs)
+
+    def check_running(self) -> None:
+        """Raises PlatformFault once the worker is shutting down (called between rounds of play)."""
+        if self.stopping.is_set():
+            raise PlatformFault("the worker is shutting down")
 
     def close(self) -> None:
         """Closes the model hosts; the engine and the blob store belong to whoever made them."""
@@ -85,17 +105,35 @@ class WorkerContext:
 
 
 class ModelCache:
-    """This process's model hosts by the model's SHA-256; the least recently used beyond `capacity` close.
+    """This process's model hosts by the model's SHA-256, started on first use.
 
-    Thread-safe for get/discard/close; a host itself serves one caller at a time, and a worker
-    process runs one task at a time.
+    The models of a batch are `pinned` while it plays: a pinned host is never closed by the cache
+    (it may hold more than `capacity` hosts while a batch pins them); beyond `capacity`, the least
+    recently used unpinned hosts close. A host that faulted is dead, and `discard` forgets it, so the
+    next use starts a fresh one. Thread-safe; a host itself serves one caller at a time, and a worker
+    process plays one batch at a time.
     """
 
     def __init__(self, blobs: BlobStore, capacity: int = MODEL_CACHE_SIZE) -> None:
         self._blobs = blobs
         self._capacity = capacity
         self._hosts: OrderedDict[str, ModelHost] = OrderedDict()
+        self._pins: Counter[str] = Counter()
         self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def pinned(self, sha256s: Iterable[str]) -> Iterator[None]:
+        """Keeps the hosts of these models open (once started) until the block ends."""
+        keys = list(set(sha256s))
+        with self._lock:
+            self._pins.update(keys)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._pins.subtract(keys)
+                self._pins = +self._pins  # drops the models no longer pinned
+            self._close(self._evicted())
 
     def get(self, sha256: str) -> ModelHost:
         """The host serving the model stored under `sha256`; raises ModelFault if it cannot start."""
@@ -106,40 +144,100 @@ class ModelCache:
         host = ModelHost(self._blobs.get(sha256))
         with self._lock:
             self._hosts[sha256] = host
-            while len(self._hosts) > self._capacity:
-                self._hosts.popitem(last=False)[1].close()
+        self._close(self._evicted())
         return host
 
-    def discard(self, sha256: str) -> None:
-        """Closes the host of `sha256` (after its model faulted: a fault leaves the host dead)."""
+    def discard(self, sha256: str, host: ModelHost) -> None:
+        """Forgets and closes `host` (dead after a fault) if it still serves `sha256`."""
         with self._lock:
-            host = self._hosts.pop(sha256, None)
-        if host is not None:
-            host.close()
+            if self._hosts.get(sha256) is not host:
+                return
+            del self._hosts[sha256]
+        host.close()
 
     def close(self) -> None:
         with self._lock:
             hosts, self._hosts = list(self._hosts.values()), OrderedDict()
+        self._close(hosts)
+
+    def _evicted(self) -> list[ModelHost]:
+        """Takes out the least recently used unpinned hosts beyond capacity; the caller closes them."""
+        with self._lock:
+            idle = [sha256 for sha256 in self._hosts if sha256 not in self._pins]
+            excess = len(self._hosts) - self._capacity
+            return [self._hosts.pop(sha256) for sha256 in idle[: max(excess, 0)]]
+
+    @staticmethod
+    def _close(hosts: Iterable[ModelHost]) -> None:
         for host in hosts:
             host.close()
+
+
+class ServedModel:
+    """The inference backend a network bot plays through in a worker (`run`, as ModelHost's).
+
+    Each call goes to the model's current host in the cache. A fault traced to the model is raised as
+    the ModelFault it is (the player turns it into a forfeit); a fault of the platform becomes a
+    PlatformFault. A crash is retried once on a fresh host: a model that crashes that one too on the
+    same positions is at fault, one that does not was killed from outside.
+    """
+
+    def __init__(self, models: ModelCache, sha256: str) -> None:
+        self._models = models
+        self._sha256 = sha256
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        try:
+            return self._run_once(inputs)
+        except ModelFault as fault:
+            if fault.blame != "unknown":
+                raise
+            log.warning("model %s crashed its host (%s); trying a fresh one", self._sha256[:12], fault)
+        try:
+            return self._run_once(inputs)
+        except ModelFault as fault:
+            again = f"{fault.message} (it crashed a fresh host too, on the same positions)"
+            raise ModelFault(fault.code, again, blame="model") from None
+
+    def _run_once(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """One call on the current host; a dead host is discarded. Raises ModelFault (blame model or
+        unknown) or PlatformFault."""
+        host = None
+        try:
+            host = self._models.get(self._sha256)
+            return host.run(inputs)
+        except ModelFault as fault:
+            if host is not None:
+                self._models.discard(self._sha256, host)
+            if fault.blame == "platform":
+                raise PlatformFault(f"the host of model {self._sha256[:12]} failed: {fault}") from fault
+            raise
+        except Exception as error:  # a ModelHost raises only ModelFault: anything else is a bug of ours
+            raise PlatformFault(f"model {self._sha256[:12]}: {type(error).__name__}: {error}") from error
 
 
 @dataclass(frozen=True)
 class PairingOutcome:
     pairing_id: int
-    status: str  # recorded | already_recorded | not_claimed
+    status: str  # recorded | already_recorded | not_claimed | given_back
 
 
-RECORDED, ALREADY_RECORDED, NOT_CLAIMED = "recorded", "already_recorded", "not_claimed"
+RECORDED, ALREADY_RECORDED, NOT_CLAIMED, GIVEN_BACK = (
+    "recorded",
+    "already_recorded",
+    "not_claimed",
+    "given_back",
+)
 
 
 def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[PairingOutcome]:
     """Claims, plays and records the pairings, all claimed ones in one batch; one outcome per id.
 
-    A pairing that is done, failed, or held by a live lease elsewhere is not claimed. If playing or
-    recording raises, every pairing still held goes back to the queue (or fails when out of
-    attempts) with the error, and the exception propagates. Afterwards each ladder that got games
-    gets a refit and a scheduling round enqueued.
+    A pairing that is done, failed, or held by a live lease elsewhere is not claimed. After a
+    PlatformFault every pairing not yet recorded goes back to the queue, its attempt refunded, to be
+    sent again at the next sweep. If playing or recording raises anything else, every pairing still
+    held goes back to the queue (or fails when out of attempts) with the error, and the exception
+    propagates. Afterwards each ladder that got games gets a refit and a scheduling round enqueued.
     """
     ids = list(dict.fromkeys(pairing_ids))
     owner = _new_owner()
@@ -148,9 +246,12 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
     if claimed:
         with LeaseKeeper(context.engine, claimed, owner, context.settings) as leases:
             try:
-                recorded = _play_and_record(context, claimed, leases)
-            except BaseException as error:  # soft time limits and shutdowns too: give the claims back
-                _release(context, claimed, owner, error)
+                _play_and_record(context, claimed, leases, recorded)
+            except PlatformFault as fault:
+                log.warning("pairings %s given back: %s", sorted(set(claimed) - set(recorded)), fault)
+                _release(context, claimed, owner, fault, refund=True)
+            except BaseException as error:  # a bug of ours, a soft time limit: give the claims back
+                _release(context, claimed, owner, error, refund=_is_database_lost(error))
                 raise
         if leases.lost:
             log.warning("pairings %s lost their lease while playing (recorded anyway)", sorted(leases.lost))
@@ -158,14 +259,22 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
     for ladder_id in ladders:
         context.enqueue(REFIT, ladder_id)
         context.enqueue(SCHEDULE_LADDER, ladder_id)
-    outcomes = []
-    for pairing_id in ids:
-        if pairing_id not in claimed:
-            outcomes.append(PairingOutcome(pairing_id, NOT_CLAIMED))
-        else:
-            status = ALREADY_RECORDED if recorded[pairing_id] is None else RECORDED
-            outcomes.append(PairingOutcome(pairing_id, status))
-    return outcomes
+    return [PairingOutcome(pairing_id, _outcome(pairing_id, claimed, recorded)) for pairing_id in ids]
+
+
+def _outcome(pairing_id: int, claimed: Sequence[int], recorded: Mapping[int, int | None]) -> str:
+    if pairing_id not in claimed:
+        return NOT_CLAIMED
+    if pairing_id not in recorded:
+        return GIVEN_BACK
+    return ALREADY_RECORDED if recorded[pairing_id] is None else RECORDED
+
+
+def _is_database_lost(error: BaseException) -> bool:
+    """Whether `error` is the database going away (the platform's fault, retried), not a bug."""
+    return isinstance(error, OperationalError | InterfaceError) or (
+        isinstance(error, DBAPIError) and error.connection_invalidated
+    )
 
 
 def schedule_ladder(context: WorkerContext, ladder_id: int) -> list[int]:
@@ -192,6 +301,12 @@ def sweep(context: WorkerContext) -> Sweep:
     settings = context.settings
     with session(context.engine) as db:
         swept = sweep_pairings(db, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
+        dead = _dead_local_owners(running_owners(db))
+        if dead:
+            taken = requeue_owned(
+                db, owners=dead, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts
+            )
+            swept = Sweep(swept.requeued + taken.requeued, swept.failed + taken.failed, swept.resent)
         stale, stalled = stale_ladders(db), stalled_ladders(db)
     for pairing_id in swept.to_send:
         context.enqueue(PLAY_PAIRING, pairing_id)
@@ -256,6 +371,29 @@ def _new_owner() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:12]}"
 
 
+def _dead_local_owners(owners: Iterable[str]) -> list[str]:
+    """The owners whose process ran on this host and is gone (a worker killed or restarted): their
+    pairings need not wait for their leases to lapse."""
+    host = socket.gethostname()
+    dead = []
+    for owner in owners:
+        owner_host, _, rest = owner.partition("/")
+        pid = rest.partition("/")[0]
+        if owner_host == host and pid.isdigit() and not _process_exists(int(pid)):
+            dead.append(owner)
+    return dead
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only checks that the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, as another user's
+        return True
+    return True
+
+
 def _claim(context: WorkerContext, pairing_id: int, owner: str) -> bool:
     settings = context.settings
     with session(context.engine) as db:
@@ -268,7 +406,11 @@ def _claim(context: WorkerContext, pairing_id: int, owner: str) -> bool:
         )
 
 
-def _release(context: WorkerContext, pairing_ids: Sequence[int], owner: str, error: BaseException) -> None:
+def _release(
+    context: WorkerContext, pairing_ids: Sequence[int], owner: str, error: BaseException, *, refund: bool
+) -> None:
+    """Gives back the pairings still held; with `refund` (a platform fault) without using an attempt,
+    and due at once, so the next sweep sends them again."""
     settings = context.settings
     message = f"{type(error).__name__}: {error}"
     with session(context.engine) as db:
@@ -278,8 +420,9 @@ def _release(context: WorkerContext, pairing_ids: Sequence[int], owner: str, err
                 pairing_id=pairing_id,
                 owner=owner,
                 error=message,
-                redelivery_seconds=settings.lease_seconds,
+                redelivery_seconds=0 if refund else settings.lease_seconds,
                 max_attempts=settings.max_attempts,
+                refund=refund,
             )
             if status is not None:  # None: recorded before the error, or no longer ours
                 log.warning("pairing %s given back (%s) after %s", pairing_id, status, message)
@@ -295,21 +438,20 @@ class _Batch:
 
 
 def _play_and_record(
-    context: WorkerContext, pairing_ids: Sequence[int], leases: LeaseKeeper
-) -> dict[int, int | None]:
-    """Plays the pairings (one play_many per game) and records each; pairing id -> its ladder id if
-    this call recorded it, None if it was already recorded."""
+    context: WorkerContext, pairing_ids: Sequence[int], leases: LeaseKeeper, recorded: dict[int, int | None]
+) -> None:
+    """Plays the pairings (one play_many per game) and records each into `recorded`: pairing id ->
+    its ladder id if this call recorded it, None if it was already recorded. The batch's models stay
+    pinned in the cache while it plays."""
     batches, bots = _prepare(context, pairing_ids)
-    recorded: dict[int, int | None] = {}
-    for batch in batches.values():
-        results = play_many(batch.game, batch.setups)
-        _discard_faulted_models(context, batch.setups, results, bots)
-        per_pairing = context.settings.games_per_pairing
-        for number, pairing in enumerate(batch.pairings):
-            games = results[number * per_pairing : (number + 1) * per_pairing]
-            recorded[pairing.id] = pairing.ladder_id if _record(context, pairing, games) else None
-            leases.finished(pairing.id)
-    return recorded
+    with context.models.pinned(bot.model_sha256 for bot in bots.values() if bot.model_sha256):
+        for batch in batches.values():
+            results = play_many(batch.game, batch.setups, before_round=context.check_running)
+            per_pairing = context.settings.games_per_pairing
+            for number, pairing in enumerate(batch.pairings):
+                games = results[number * per_pairing : (number + 1) * per_pairing]
+                recorded[pairing.id] = pairing.ladder_id if _record(context, pairing, games) else None
+                leases.finished(pairing.id)
 
 
 def _prepare(context: WorkerContext, pairing_ids: Sequence[int]) -> tuple[dict[str, _Batch], dict[int, Bot]]:
@@ -376,37 +518,12 @@ def _setups(settings: Settings, game: Game, pairing: Pairing, players: dict[int,
 def _player(context: WorkerContext, bot: Bot, ladder: Ladder) -> Player:
     """How `bot` plays on `ladder`. Search bots use the ladder's budget, except that a house bot's
     manifest may fix its own `simulations` (reference bots of several strengths on one ladder).
-    A network bot whose model host cannot start plays as a bot that faults on every move."""
+    A network bot's model host starts on its first move (see ServedModel for who its faults cost)."""
     if bot.kind == "house":
         simulations = int(bot.manifest.get("simulations", ladder.simulations))
         return house_player(bot.player, simulations=simulations, name=bot.name)
-    try:
-        host = context.models.get(bot.model_sha256)
-    except ModelFault as fault:
-        return _FaultingPlayer(bot.name, f"the model could not start: {fault}")
-    return network_player(Manifest(**bot.manifest), host, simulations=ladder.simulations, name=bot.name)
-
-
-class _FaultingPlayer:
-    """A bot that cannot move: every decision is a fault, so the match loop forfeits its games."""
-
-    def __init__(self, name: str, fault: str) -> None:
-        self.name = name
-        self.fault = fault
-
-    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        return [Decision(action=None, fault=self.fault) for _ in requests]
-
-
-def _discard_faulted_models(
-    context: WorkerContext, setups: Sequence[MatchSetup], results: Sequence[MatchResult], bots: dict[int, Bot]
-) -> None:
-    """Closes the model hosts of network bots that forfeited: their next game starts a fresh host."""
-    for setup, result in zip(setups, results, strict=True):
-        if result.forfeit is not None:
-            bot = bots[setup.meta["bot_ids"][result.forfeit.player]]
-            if bot.model_sha256:
-                context.models.discard(bot.model_sha256)
+    backend = ServedModel(context.models, bot.model_sha256)
+    return network_player(Manifest(**bot.manifest), backend, simulations=ladder.simulations, name=bot.name)
 
 
 def _record(context: WorkerContext, pairing: Pairing, results: Sequence[MatchResult]) -> bool:

@@ -5,8 +5,11 @@ What the columns mean in each status:
   have claimed the pairing by then, or its task message may be lost, and the sweeper sends another one
   (a duplicate message is harmless: exactly one claim succeeds).
 - running: `lease_owner` names the claim (host/pid/token) and `lease_expires_at` is when the lease
-  lapses unless a heartbeat renews it. `attempts` counts the claims so far.
-- done, failed: `finished_at` is set and the lease is cleared.
+  lapses unless a heartbeat renews it. `attempts` counts the claims that may have been the
+  pairing's own fault: a claim given back for a fault of the platform (`release_pairing` with
+  `refund`) is not counted.
+- done, failed: `finished_at` is set and the lease is cleared. A failed pairing (its workers went
+  silent `max_attempts` times) is not a played one: scheduling books the pair again.
 
 Every state change is one conditional UPDATE, so two workers racing for a pairing cannot both win:
 PostgreSQL re-checks the WHERE clause of a blocked UPDATE once the row lock frees, and SQLite runs one
@@ -21,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_, update
-from sqlmodel import Session, col
+from sqlalchemy import and_, literal, or_, update
+from sqlmodel import Session, col, select
 
 from arena_platform.models import Ladder, Pairing, utc_now
 
@@ -108,12 +111,14 @@ def renew_lease(
 ) -> bool:
     """Extends `owner`'s lease to `lease_seconds` from now; False if the lease was lost. Commits.
 
-    A lapsed lease that nobody took over yet is still the owner's and is renewed.
+    A lease that lapsed is lost even while nobody has taken it over yet: its owner was silent (a
+    paused or partitioned worker), and the sweeper may give the pairing to another worker at any
+    moment, so renewing it afterwards would let two workers hold it at once.
     """
     now = now or utc_now()
     statement = (
         update(Pairing)
-        .where(*_held_by(pairing_id, owner))
+        .where(*_held_by(pairing_id, owner), col(Pairing.lease_expires_at) >= now)
         .values(lease_expires_at=now + timedelta(seconds=lease_seconds))
     )
     renewed = session.exec(statement).rowcount == 1
@@ -122,18 +127,30 @@ def renew_lease(
 
 
 def release_pairing(
-    session: Session, *, pairing_id: int, owner: str, error: str, redelivery_seconds: int, max_attempts: int
+    session: Session,
+    *,
+    pairing_id: int,
+    owner: str,
+    error: str,
+    redelivery_seconds: int,
+    max_attempts: int,
+    refund: bool = False,
 ) -> str | None:
     """Gives back a pairing `owner` could not finish, recording `error`; the new status, or None.
 
-    It goes back to queued (sent again by the sweeper after `redelivery_seconds`, a natural back-off)
-    or, once it used up `max_attempts`, to failed. None when `owner` no longer held it. Commits.
+    It goes back to queued (sent again by the sweeper after `redelivery_seconds`) or, once it used
+    up `max_attempts`, to failed. With `refund` (the platform failed, not the pairing) the claim's
+    attempt is given back too, and the pairing is always queued again. None when `owner` no longer
+    held it. Commits.
     """
     now = utc_now()
-    exhausted = col(Pairing.attempts) >= max_attempts
+    attempts = col(Pairing.attempts) - 1 if refund else col(Pairing.attempts)
+    exhausted = literal(False) if refund else col(Pairing.attempts) >= max_attempts
     for status, condition in ((FAILED, exhausted), (QUEUED, ~exhausted)):
         values = _cleared_lease(status, now, redelivery_seconds) | {"error": error[:MAX_ERROR_CHARS]}
-        statement = update(Pairing).where(*_held_by(pairing_id, owner), condition).values(**values)
+        statement = (
+            update(Pairing).where(*_held_by(pairing_id, owner), condition).values(attempts=attempts, **values)
+        )
         if session.exec(statement).rowcount:
             session.commit()
             return status
@@ -179,15 +196,8 @@ def sweep_pairings(
     """
     now = now or utc_now()
     lapsed = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_expires_at) < now)
-    exhausted = col(Pairing.attempts) >= max_attempts
-    failed = _update_returning_ids(
-        session,
-        and_(lapsed, exhausted),
-        _cleared_lease(FAILED, now, lease_seconds)
-        | {"error": f"its worker went silent on each of {max_attempts} attempts"},
-    )
-    requeued = _update_returning_ids(
-        session, and_(lapsed, ~exhausted), _cleared_lease(QUEUED, now, lease_seconds)
+    requeued, failed = _take_back(
+        session, lapsed, now=now, lease_seconds=lease_seconds, max_attempts=max_attempts
     )
     overdue = and_(col(Pairing.status) == QUEUED, col(Pairing.lease_expires_at) < now)
     resent = _update_returning_ids(
@@ -195,6 +205,41 @@ def sweep_pairings(
     )
     session.commit()
     return Sweep(requeued=requeued, failed=failed, resent=resent)
+
+
+def running_owners(session: Session) -> list[str]:
+    """The lease owners of the running pairings, each once."""
+    statement = select(Pairing.lease_owner).where(col(Pairing.status) == RUNNING).distinct()
+    return sorted(owner for owner in session.exec(statement).all() if owner)
+
+
+def requeue_owned(session: Session, *, owners: Sequence[str], max_attempts: int, lease_seconds: int) -> Sweep:
+    """Takes the running pairings of `owners` (workers known to be dead) back at once, as the sweep
+    does with a lapsed lease, without waiting for their leases to lapse. Commits."""
+    theirs = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_owner).in_(list(owners)))
+    requeued, failed = _take_back(
+        session, theirs, now=utc_now(), lease_seconds=lease_seconds, max_attempts=max_attempts
+    )
+    session.commit()
+    return Sweep(requeued=requeued, failed=failed, resent=[])
+
+
+def _take_back(
+    session: Session, running, *, now: datetime, lease_seconds: int, max_attempts: int
+) -> tuple[list[int], list[int]]:
+    """Requeues the `running` pairings, or fails those out of attempts; their ids (requeued,
+    failed). The caller sends the requeued ones now: their redelivery deadline is a lease ahead."""
+    exhausted = col(Pairing.attempts) >= max_attempts
+    failed = _update_returning_ids(
+        session,
+        and_(running, exhausted),
+        _cleared_lease(FAILED, now, lease_seconds)
+        | {"error": f"its worker went silent on each of {max_attempts} attempts"},
+    )
+    requeued = _update_returning_ids(
+        session, and_(running, ~exhausted), _cleared_lease(QUEUED, now, lease_seconds)
+    )
+    return requeued, failed
 
 
 def _held_by(pairing_id: int, owner: str) -> tuple:

@@ -1,7 +1,9 @@
 """Scheduling rounds: the ladder's tables as `arena_platform.scheduling` sees them, and its pairings booked.
 
 Bots are named by their id as a string there, and ordered by id (creation order). A failed pairing
-counts as played: its debt is paid, so a pair whose pairings keep failing cannot stall a ladder.
+(its workers went silent on every attempt) does not count as played: the pair is booked again, so
+no game is silently dropped. Only a pair that failed `QUARANTINE_FAILURES` times counts its failed
+pairings as played, so that a pairing that kills every worker cannot stall a ladder for ever.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from arena_platform.scheduling import LadderBot, LadderState, next_pairings
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.ratings import lock_ladder, rating_estimates
 
-PLAYED_STATUSES = (DONE, FAILED)
 IN_FLIGHT_STATUSES = (QUEUED, RUNNING)
+QUARANTINE_FAILURES = 3  # failed pairings of one pair (each after max_attempts silent workers)
 
 
 def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:
@@ -51,10 +53,12 @@ def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:
         .group_by(Pairing.bot_a_id, Pairing.bot_b_id, Pairing.status)
     )
     played: Counter[tuple[str, str]] = Counter()
+    failed: Counter[tuple[str, str]] = Counter()
     in_flight: Counter[tuple[str, str]] = Counter()
+    tally_of = {DONE: played, FAILED: failed, QUEUED: in_flight, RUNNING: in_flight}
     for bot_a, bot_b, status, number in plain_rows(session, statement):  # ~10^5 pairs on a big ladder
-        tally = played if status in PLAYED_STATUSES else in_flight
-        tally[str(bot_a), str(bot_b)] += number
+        tally_of[status][str(bot_a), str(bot_b)] += number
+    played.update({pair: number for pair, number in failed.items() if number >= QUARANTINE_FAILURES})
     return LadderState(
         bots=tuple(LadderBot(name=str(bot.id), is_house=bot.kind == "house", created=bot.id) for bot in bots),
         played=played,
