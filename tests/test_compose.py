@@ -47,7 +47,7 @@ def test_arena_services_configure_production_through_settings(services):
         assert settings.env == "production"
         assert settings.database_url.startswith("postgresql+psycopg://")
         assert settings.broker_url.startswith("redis://redis:6379/")
-        if name != "beat":  # beat only sends messages; the others read and write blobs
+        if name != "beat":  # the sweeper needs the database and the broker; the others read and write blobs
             assert f"blobs:{settings.blob_url}" in service["volumes"]
 
 

@@ -3,11 +3,13 @@ house bots end to end through the tasks; and the task layer's contracts."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, func
+from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 
 from arena_games.registry import get_game
@@ -19,6 +21,7 @@ from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder
+from arena_workers import tasks
 from arena_workers.celery_app import celery_config, create_celery_app
 from arena_workers.embedded import EmbeddedWorker
 from arena_workers.runner import REFIT, SWEEP
@@ -110,6 +113,16 @@ def test_known_errors_become_clean_task_failures(settings, engine):
     assert app.tasks[SWEEP].apply().result == {"requeued": [], "failed": [], "resent": []}
 
 
+def test_a_lost_database_is_retried_with_a_back_off_not_dropped(settings, monkeypatch, caplog):
+    unreachable = dataclasses.replace(settings, database_url="postgresql+psycopg://arena@127.0.0.1:9/gone")
+    monkeypatch.setattr(tasks, "DATABASE_RETRIES", 3)
+    app = create_celery_app(unreachable)
+    result = app.tasks[REFIT].apply(args=(1,))  # eagerly: each retry runs at once, in this thread
+    assert isinstance(result.result, OperationalError)  # given up only after every retry
+    retries = [record.message for record in caplog.records if "retrying in" in record.message]
+    assert retries == [f"arena.refit(1,): the database is unreachable, retrying in {s} s" for s in (1, 2, 4)]
+
+
 def test_the_celery_configuration_keeps_every_task_until_it_ran(settings):
     config = celery_config(settings)
     assert config["task_acks_late"]
@@ -121,8 +134,41 @@ def test_the_celery_configuration_keeps_every_task_until_it_ran(settings):
     assert config["accept_content"] == ["json"]
     assert config["task_serializer"] == "json"
     assert config["worker_redirect_stdouts"] is False
-    sweep = config["beat_schedule"]["arena-sweep"]
-    assert (sweep["task"], sweep["schedule"]) == (SWEEP, settings.heartbeat_seconds)
+    assert "beat_schedule" not in config  # the sweep keeps its own clock (arena_workers.sweeper)
     app = create_celery_app(settings)
     assert set(TASKS) <= set(app.tasks)
     assert set(TASKS) == {SCHEDULE_LADDER, "arena.play_pairing", "arena.play_pairings", REFIT, SWEEP}
+
+
+def _wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _statuses(engine: Engine) -> dict[int, tuple[str, int]]:
+    with session(engine) as db:
+        return {p.id: (p.status, p.attempts) for p in db.exec(select(Pairing))}
+
+
+def test_stopping_gives_the_running_pairings_back_and_a_restart_resumes_them(settings, engine, blobs):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="pente", simulations=200, seed=3)  # games of many seconds
+        db.commit()
+    worker = EmbeddedWorker(settings, engine=engine, blobs=blobs).start()
+    worker.enqueue(SCHEDULE_LADDER, ladder.id)
+    _wait_for(lambda: "running" in {status for status, _ in _statuses(engine).values()}, "nothing ran")
+    started = time.monotonic()
+    worker.stop()
+    assert time.monotonic() - started < 10  # no waiting for the games to end
+    given_back = _statuses(engine)
+    assert set(given_back.values()) == {("queued", 0)}  # unscored, and no attempt used up
+    with session(engine) as db:
+        assert db.exec(select(func.count(GameRecord.id))).one() == 0  # no game forfeited on the way out
+
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs):  # its broker is new and empty
+        _wait_for(
+            lambda: ("running", 1) in {_statuses(engine)[pairing_id] for pairing_id in given_back},
+            "the given-back pairings were not taken up again at once after the restart",
+        )

@@ -37,6 +37,7 @@ from arena_platform.store.results import PlayedGame, record_pairing, recount_pai
 from arena_platform.store.scheduling import QUARANTINE_FAILURES, ladder_state
 from arena_workers import runner
 from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
+from arena_workers.sweeper import Sweeper
 
 LEASE = 60  # seconds; tests that need time to pass move `now` instead of sleeping
 
@@ -542,3 +543,17 @@ def test_a_failed_pairing_is_booked_again_until_its_pair_is_quarantined(engine, 
             db.add(Pairing(ladder_id=ladder.id, bot_a_id=random, bot_b_id=uct, seed=number, status="failed"))
             db.commit()
         assert ladder_state(db, ladder=ladder).played[str(random), str(uct)] == QUARANTINE_FAILURES
+
+
+def test_the_sweeper_takes_back_a_lapsed_lease_on_its_own_clock(context, new_pairings, enqueued):
+    (pairing_id,) = new_pairings(1)
+    assert _claim(context.engine, pairing_id, "silent-worker", now=utc_now() - timedelta(seconds=2 * LEASE))
+    sweeper = Sweeper(context, interval_s=0.1).start()  # no broker, no queue: straight to the database
+    try:
+        deadline = time.monotonic() + 10
+        while (PLAY_PAIRING, pairing_id) not in enqueued:
+            assert time.monotonic() < deadline, "the sweeper did not take the pairing back"
+            time.sleep(0.05)
+    finally:
+        sweeper.stop()
+    assert _pairing(context.engine, pairing_id).status == "queued"

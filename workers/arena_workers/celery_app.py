@@ -8,8 +8,9 @@ Delivery is at least once, and the database makes it count once:
   the hard time limit: a task still running is never started a second time beside itself (§8).
 - The hard time limit kills a task; the soft one, earlier, lets the runner give its claims back.
 - JSON only: the broker carries ids, never pickles.
-Celery beat sends `arena.sweep` every heartbeat; the sweep also enqueues refits that were lost, so
-it doubles as the periodic refit.
+The sweep is not sent through the broker on a schedule: `arena_workers.sweeper` runs it every
+heartbeat in a process of its own (`arena beat`, or beside `arena worker --beat`). It also enqueues
+refits that were lost, so it doubles as the periodic refit.
 
 Each process builds its `WorkerContext` (database engine, blob store, model hosts) on first use,
 so a prefork pool's children never share connections with their parent; the embedded worker hands
@@ -27,7 +28,7 @@ from celery import Celery, signals
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
 from arena_platform.settings import Settings
-from arena_workers.runner import SWEEP, WorkerContext
+from arena_workers.runner import WorkerContext
 from arena_workers.tasks import register_tasks
 
 SOFT_LIMIT_SHARE = 0.9  # the soft time limit, as a share of the hard one
@@ -92,36 +93,15 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_redirect_stdouts": False,
         "worker_send_task_events": True,  # for Flower
         "task_send_sent_event": True,
-        "beat_schedule": {
-            "arena-sweep": {
-                "task": SWEEP,
-                "schedule": float(settings.heartbeat_seconds),
-                "options": {"expires": float(settings.heartbeat_seconds)},  # busy workers skip stale sweeps
-            }
-        },
     }
 
 
-def worker_argv(settings: Settings, *, beat: bool = False, loglevel: str = "INFO") -> list[str]:
+def worker_argv(settings: Settings, *, loglevel: str = "INFO") -> list[str]:
     """The `celery worker` command line for `app.worker_main`: a prefork pool of
     `settings.worker_concurrency` processes, a node name unique per process (several workers may
-    share a host); `beat` embeds Celery beat (one per deployment)."""
+    share a host)."""
     pool = ["--pool=prefork", f"--concurrency={settings.worker_concurrency}"]
-    argv = ["worker", f"--loglevel={loglevel}", f"--hostname=arena-{os.getpid()}@%h", *pool]
-    if beat:
-        argv += ["--beat", f"--schedule={beat_schedule_path(settings)}"]
-    return argv
-
-
-def beat_argv(settings: Settings, *, loglevel: str = "INFO") -> list[str]:
-    """The `celery beat` command line for `app.start`."""
-    return ["beat", f"--loglevel={loglevel}", f"--schedule={beat_schedule_path(settings)}"]
-
-
-def beat_schedule_path(settings: Settings) -> str:
-    """Where beat keeps the times its entries last ran."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return str(settings.data_dir / "celerybeat-schedule")
+    return ["worker", f"--loglevel={loglevel}", f"--hostname=arena-{os.getpid()}@%h", *pool]
 
 
 @signals.worker_process_shutdown.connect

@@ -3,9 +3,13 @@
 A Celery worker with the solo pool runs in a daemon thread on the in-memory broker (`memory://`,
 shared by every Celery app of the process, so the API's client reaches it), as measured in §8:
 without heartbeats, mingle and gossip, and without touching stdout or the root logger. A second
-daemon thread stands in for Celery beat and sends `arena.sweep` every heartbeat. The API and this
+daemon thread sweeps every heartbeat (`arena_workers.sweeper`); its first sweep resends every
+queued pairing, since the in-memory broker lost the messages of the last run. The API and this
 worker share one engine and one blob store. Tasks run one at a time, and Celery's time limits do
 not apply (the solo pool cannot enforce them).
+
+Stopping (Ctrl-C of `arena serve` or `arena demo`) gives the pairings being played back at the
+next round of their batch, unscored and without using an attempt, then closes the model hosts.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from sqlalchemy import Engine
 from arena_platform.blobs import BlobStore
 from arena_platform.settings import Settings
 from arena_workers.celery_app import ArenaCelery, create_celery_app
-from arena_workers.runner import SWEEP, WorkerContext
+from arena_workers.runner import WorkerContext
+from arena_workers.sweeper import Sweeper
 
 log = logging.getLogger(__name__)
 
-STOP_TIMEOUT_SECONDS = 30.0  # how long `stop` waits for the running task to finish
+STOP_TIMEOUT_SECONDS = 30.0  # how long `stop` waits for the running task to give its pairings back
 
 
 class EmbeddedWorker:
@@ -35,10 +40,9 @@ class EmbeddedWorker:
         self.context = WorkerContext(settings=settings, engine=engine, blobs=blobs, enqueue=self.enqueue)
         self.app: ArenaCelery = create_celery_app(settings, context=self.context)
         self.app.conf.worker_hijack_root_logger = False
-        self._sweep_interval = settings.heartbeat_seconds
+        self._sweeper = Sweeper(self.context, settings.heartbeat_seconds, resend_all_first=True)
         self._worker: Any = None
-        self._threads: list[threading.Thread] = []
-        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def start(self) -> EmbeddedWorker:
         self._worker = self.app.Worker(
@@ -50,12 +54,9 @@ class EmbeddedWorker:
             quiet=True,
             loglevel="WARNING",
         )
-        self._threads = [
-            threading.Thread(target=self._worker.start, name="arena-embedded-worker", daemon=True),
-            threading.Thread(target=self._send_sweeps, name="arena-embedded-sweeper", daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._thread = threading.Thread(target=self._worker.start, name="arena-embedded-worker", daemon=True)
+        self._thread.start()
+        self._sweeper.start()
         return self
 
     def enqueue(self, task_name: str, *args: Any) -> None:
@@ -63,14 +64,16 @@ class EmbeddedWorker:
         self.app.enqueue(task_name, *args)
 
     def stop(self) -> None:
-        """Lets the running task finish, stops both threads and closes the model hosts."""
-        self._stopping.set()
+        """Stops the batch being played (its pairings go back to the queue), both threads, and then
+        the model hosts."""
+        self.context.stopping.set()
+        self._sweeper.stop()
         if self._worker is not None:
             self._worker.stop(in_sighandler=False)
-        for thread in self._threads:
-            thread.join(STOP_TIMEOUT_SECONDS)
-            if thread.is_alive():
-                log.warning("%s did not stop within %s s", thread.name, STOP_TIMEOUT_SECONDS)
+        if self._thread is not None:
+            self._thread.join(STOP_TIMEOUT_SECONDS)
+            if self._thread.is_alive():
+                log.warning("%s did not stop within %s s", self._thread.name, STOP_TIMEOUT_SECONDS)
         self.context.close()
 
     def __enter__(self) -> EmbeddedWorker:
@@ -78,7 +81,3 @@ class EmbeddedWorker:
 
     def __exit__(self, *_: object) -> None:
         self.stop()
-
-    def _send_sweeps(self) -> None:
-        while not self._stopping.wait(self._sweep_interval):
-            self.enqueue(SWEEP)

@@ -251,7 +251,7 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
                 log.warning("pairings %s given back: %s", sorted(set(claimed) - set(recorded)), fault)
                 _release(context, claimed, owner, fault, refund=True)
             except BaseException as error:  # a bug of ours, a soft time limit: give the claims back
-                _release(context, claimed, owner, error, refund=_is_database_lost(error))
+                _release(context, claimed, owner, error, refund=is_database_lost(error))
                 raise
         if leases.lost:
             log.warning("pairings %s lost their lease while playing (recorded anyway)", sorted(leases.lost))
@@ -270,7 +270,7 @@ def _outcome(pairing_id: int, claimed: Sequence[int], recorded: Mapping[int, int
     return ALREADY_RECORDED if recorded[pairing_id] is None else RECORDED
 
 
-def _is_database_lost(error: BaseException) -> bool:
+def is_database_lost(error: BaseException) -> bool:
     """Whether `error` is the database going away (the platform's fault, retried), not a bug."""
     return isinstance(error, OperationalError | InterfaceError) or (
         isinstance(error, DBAPIError) and error.connection_invalidated
@@ -295,12 +295,18 @@ def refit(context: WorkerContext, ladder_id: int) -> bool:
         return refit_ladder(db, ladder_id=ladder_id)
 
 
-def sweep(context: WorkerContext) -> Sweep:
-    """The sweeper: re-sends pairings whose worker went silent or whose message may be lost, fails
-    those out of attempts, and enqueues refits and scheduling rounds that were lost."""
+def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
+    """The sweeper: re-sends pairings whose worker went silent or whose message may be lost (every
+    queued one with `resend_all_queued`, after the broker lost its messages), fails those out of
+    attempts, and enqueues refits and scheduling rounds that were lost."""
     settings = context.settings
     with session(context.engine) as db:
-        swept = sweep_pairings(db, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts)
+        swept = sweep_pairings(
+            db,
+            lease_seconds=settings.lease_seconds,
+            max_attempts=settings.max_attempts,
+            resend_all_queued=resend_all_queued,
+        )
         dead = _dead_local_owners(running_owners(db))
         if dead:
             taken = requeue_owned(

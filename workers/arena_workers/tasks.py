@@ -17,6 +17,9 @@ Every task takes ids only, is acknowledged late, and is safe to run twice or on 
 `arena_task` only records a body; `register_tasks` binds every body to an app with the shared
 options. A body takes the process's `WorkerContext` first. Known errors (a missing row, a game or
 blob problem, a deployment mismatch) become `TaskFailed`: one log line, no traceback, message acked.
+A lost database (a restart, a network cut) is retryable: the task is sent again after a back-off
+that doubles from 1 s to a minute, for up to `DATABASE_RETRIES` times, so no message is dropped
+while the database comes back.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ from arena_games.api import GameError
 from arena_platform.blobs import CorruptBlob
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_workers import runner
-from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, SWEEP, WorkerContext
+from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, SWEEP, WorkerContext, is_database_lost
 
 log = logging.getLogger(__name__)
 
 # LookupError covers PairingNotFound, LadderNotFound and BlobNotFound.
 KNOWN_ERRORS = (LookupError, GameError, CorruptBlob, runner.RunnerError)
+DATABASE_RETRIES = 30  # with back-offs of at most a minute: the database may be gone ~25 minutes
+MAX_BACKOFF_SECONDS = 60
 
 Body = Callable[..., Any]  # (context, *ids) -> a JSON-safe summary
 TASKS: dict[str, Body] = {}
@@ -73,6 +78,17 @@ def _shim(name: str, body: Body, context_of: Callable[[Celery], WorkerContext]) 
         except KNOWN_ERRORS as error:
             log.warning("%s%s failed: %s: %s", name, args, type(error).__name__, error)
             raise TaskFailed(f"{type(error).__name__}: {error}") from None
+        except Exception as error:
+            if not is_database_lost(error):
+                raise
+            if task.request.retries >= DATABASE_RETRIES:
+                log.error(
+                    "%s%s: the database stayed unreachable through %s retries", name, args, DATABASE_RETRIES
+                )
+                raise
+            countdown = min(2**task.request.retries, MAX_BACKOFF_SECONDS)
+            log.warning("%s%s: the database is unreachable, retrying in %s s", name, args, countdown)
+            raise task.retry(exc=error, countdown=countdown, max_retries=DATABASE_RETRIES) from None
 
     run.__name__ = run.__qualname__ = body.__name__
     return run

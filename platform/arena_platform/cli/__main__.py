@@ -4,4 +4,5 @@ import sys
 
 from arena_platform.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # a spawned child process (the sweeper) imports this module again
+    sys.exit(main())

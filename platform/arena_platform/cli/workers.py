@@ -11,12 +11,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     worker = commands.add_parser(
         "worker", help="run a Celery worker on ARENA_BROKER_URL (ARENA_WORKER_CONCURRENCY processes)"
     )
-    worker.add_argument("--beat", action="store_true", help="also run Celery beat (one per deployment)")
+    worker.add_argument(
+        "--beat", action="store_true", help="also run the sweeper beside it (one per deployment, like `beat`)"
+    )
     worker.add_argument("--loglevel", default="INFO", help="Celery's log level (default: %(default)s)")
     worker.set_defaults(run=_run_worker)
 
-    beat = commands.add_parser("beat", help="run Celery beat: sends the sweep every ARENA_HEARTBEAT_SECONDS")
-    beat.add_argument("--loglevel", default="INFO", help="Celery's log level (default: %(default)s)")
+    beat = commands.add_parser("beat", help="run the sweeper: one sweep every ARENA_HEARTBEAT_SECONDS")
     beat.set_defaults(run=_run_beat)
 
     sweep = commands.add_parser("sweep", help="recover silent workers' pairings and lost messages once, now")
@@ -40,17 +41,23 @@ def _broker_settings():  # -> Settings; imported lazily: the worker stack is hea
 
 def _run_worker(args: argparse.Namespace) -> int:
     from arena_workers.celery_app import create_celery_app, worker_argv
+    from arena_workers.sweeper import start_sweeper_process
 
     settings = _broker_settings()
-    create_celery_app(settings).worker_main(worker_argv(settings, beat=args.beat, loglevel=args.loglevel))
+    if args.beat:
+        start_sweeper_process(settings)  # a daemon: it ends with this process
+    create_celery_app(settings).worker_main(worker_argv(settings, loglevel=args.loglevel))
     return 0
 
 
-def _run_beat(args: argparse.Namespace) -> int:
-    from arena_workers.celery_app import beat_argv, create_celery_app
+def _run_beat(_: argparse.Namespace) -> int:
+    import logging
 
-    settings = _broker_settings()
-    return create_celery_app(settings).start(beat_argv(settings, loglevel=args.loglevel)) or 0
+    from arena_workers.sweeper import sweep_forever
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sweep_forever(_broker_settings())
+    return 0
 
 
 def _run_sweep(_: argparse.Namespace) -> int:

@@ -187,19 +187,28 @@ class Sweep:
 
 
 def sweep_pairings(
-    session: Session, *, lease_seconds: int, max_attempts: int, now: datetime | None = None
+    session: Session,
+    *,
+    lease_seconds: int,
+    max_attempts: int,
+    now: datetime | None = None,
+    resend_all_queued: bool = False,
 ) -> Sweep:
     """Recovers pairings whose worker went silent and queued pairings whose message may be lost. Commits.
 
     The caller sends a task message for every pairing in `Sweep.to_send`; their redelivery deadline
     moves `lease_seconds` ahead, so each is sent again at most once per lease while it waits.
+    `resend_all_queued` resends every queued pairing, due or not (after a broker lost its messages).
     """
     now = now or utc_now()
     lapsed = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_expires_at) < now)
     requeued, failed = _take_back(
         session, lapsed, now=now, lease_seconds=lease_seconds, max_attempts=max_attempts
     )
-    overdue = and_(col(Pairing.status) == QUEUED, col(Pairing.lease_expires_at) < now)
+    overdue = and_(
+        col(Pairing.status) == QUEUED,
+        literal(True) if resend_all_queued else col(Pairing.lease_expires_at) < now,
+    )
     resent = _update_returning_ids(
         session, overdue, {"lease_expires_at": now + timedelta(seconds=lease_seconds)}
     )
