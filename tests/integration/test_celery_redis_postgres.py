@@ -7,6 +7,8 @@ seconds renewed every second, the sweeper every second.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -224,6 +226,41 @@ def test_a_pairing_killed_mid_play_is_finished_by_another_worker_and_counted_onc
     assert disturbed[0].keys() == undisturbed[0].keys()
     for bot, row in disturbed[0].items():
         assert row == pytest.approx(undisturbed[0][bot])
+
+
+def test_a_pairing_whose_workers_keep_dying_is_failed_and_booked_again_so_no_game_is_lost(
+    engine, worker_environment, start_worker, redis_url
+):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=48, seed=9)  # two house bots: random, uct
+        db.commit()
+    environment = worker_environment(**WORKER_SETTINGS, max_attempts=1)  # one death fails a pairing
+    start_worker(environment, beat=True)
+    celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
+
+    def a_running_pairing() -> Pairing | None:
+        with session(engine) as db:
+            return db.exec(select(Pairing).where(Pairing.status == "running")).first()
+
+    wait_until(lambda: a_running_pairing() is not None, "a pool child plays a pairing")
+    doomed = a_running_pairing()
+    os.kill(int(doomed.lease_owner.split("/")[1]), signal.SIGKILL)  # the pool child, not the worker
+
+    def failed_and_replaced() -> bool:
+        with session(engine) as db:
+            pairings = db.exec(select(Pairing)).all()
+        done = [p for p in pairings if p.status == "done"]
+        return any(p.id == doomed.id and p.status == "failed" for p in pairings) and len(done) >= 2
+
+    wait_until(failed_and_replaced, "the failed pairing's pair is booked and played again")
+    with session(engine) as db:
+        failed = db.get(Pairing, doomed.id)
+        assert "went silent" in failed.error
+        done = db.exec(select(Pairing).where(Pairing.status == "done")).all()
+        assert len(done) >= DEFAULT_POLICY.house_pairings  # the introduction owed, every game of it played
+        games = db.exec(select(GameRecord)).all()
+        assert {g.pairing_id for g in games} == {p.id for p in done}
+        assert all(g.forfeit_seat is None for g in games)
 
 
 def _is_dead(pid: int) -> bool:
