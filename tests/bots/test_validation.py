@@ -551,6 +551,21 @@ def test_overrides_fill_in_missing_metadata() -> None:
     assert (report.manifest.name, report.manifest.temperature) == ("From the form", 0.5)
 
 
+def test_the_game_validated_for_fills_in_where_the_file_names_none() -> None:
+    """As on upload, where the form names the game: a file without metadata needs only its name and
+    player; one that names another game is still refused, not overridden."""
+    report = validate_static(model(*mlp_layers(), metadata={}).SerializeToString(), SPEC, {
+        "name": "No metadata", "player": "mcts",
+    })  # fmt: skip
+    assert report.ok, report.message
+    assert (report.manifest.game, report.manifest.game_version) == ("toy", 3)
+    unversioned = {key: value for key, value in METADATA.items() if key != "arena.game_version"}
+    only_game = model(*mlp_layers(), metadata=unversioned)
+    assert validate_static(only_game.SerializeToString(), SPEC).manifest.game_version == 3
+    other = model(*mlp_layers(), metadata={**METADATA, "arena.game": "bobail"})
+    assert validate_static(other.SerializeToString(), SPEC).code == "wrong_game"
+
+
 @pytest.mark.parametrize(
     "overrides",
     [
