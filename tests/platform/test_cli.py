@@ -73,3 +73,35 @@ def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+@pytest.mark.slow  # torch.onnx.export's dynamo exporter takes a few seconds
+def test_bot_check_accepts_a_plain_torch_export(tmp_path, capsys) -> None:
+    """The README's path: torch.onnx.export with its default exporter (dynamo, with onnxscript from
+    the train extra), then `arena bot check` with the manifest on the command line."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxscript")
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(43, 16, 3, padding=1)
+            self.policy = torch.nn.Linear(16 * 5 * 5, 200)
+            self.value = torch.nn.Linear(16 * 5 * 5, 1)
+
+        def forward(self, board):
+            features = torch.relu(self.conv(board)).flatten(1)
+            return self.policy(features), torch.tanh(self.value(features))
+
+    path, split = tmp_path / "net.onnx", tmp_path / "split.onnx"
+    exported = {"input_names": ["board"], "output_names": ["policy", "value"]}
+    batch = {"board": {0: torch.export.Dim("batch")}}
+    example = (torch.zeros(2, 43, 5, 5),)
+    torch.onnx.export(Net().eval(), example, path, **exported, dynamic_shapes=batch, external_data=False)
+    torch.onnx.export(Net().eval(), example, split, **exported, dynamic_shapes=batch)  # weights in a 2nd file
+    capsys.readouterr()  # the exporter's progress lines
+    check = ["bot", "check", "--game", "bobail", "--name", "plain", "--player", "mcts"]
+    assert cli.main([*check, str(path)]) == 0
+    assert capsys.readouterr().out.startswith("bot check: OK")
+    assert cli.main([*check, str(split)]) == 1
+    assert "external_data=False" in capsys.readouterr().out
