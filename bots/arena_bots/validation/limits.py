@@ -24,7 +24,7 @@ class ValidationLimits:
     Cost is judged twice. Statically, so that the verdict is the same on an idle or a busy machine:
     FLOPs per position (the counting rule is `bounds.node_flops`) and per move, that is per position
     times the network evaluations one move costs (simulations + 1 for an mcts player). The FLOP
-    caps are set from the speed measured on one core (ONNX Runtime 1.31, one intra-op thread: the
+    caps are set from the speed measured on one core (ONNX Runtime 1.32, one intra-op thread: the
     zoo's Pente net, 58 MFLOP per position, runs about 100 GFLOP/s at batch 32). Then at runtime:
     a call of WORKER_BATCH positions must stay well inside the model host's call timeout.
     """

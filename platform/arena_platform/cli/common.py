@@ -12,11 +12,11 @@ from arena_bots.manifest import HEAD_KINDS, PLAYER_KINDS, VALUE_KINDS
 MANIFEST_OPTIONS: dict[str, tuple[type, tuple[str, ...] | None, str]] = {
     "name": (str, None, "the bot's name"),
     "player": (str, PLAYER_KINDS, "how it plays"),
-    "simulations": (int, None, "the bot's own MCTS budget (ladders impose theirs)"),
+    "simulations": (int, None, "the bot's MCTS budget outside ladders, which impose theirs"),
     "c_puct": (float, None, "PUCT exploration weight"),
     "temperature": (float, None, "softmax temperature of a sample player"),
     "value": (str, VALUE_KINDS, "the value output's convention"),
-    "head": (str, HEAD_KINDS, "policy (logits) or q (action values)"),
+    "head": (str, HEAD_KINDS, "policy for logits, q for action values"),
 }
 
 
@@ -31,7 +31,7 @@ def add_manifest_options(parser: argparse.ArgumentParser) -> None:
             f"--{field.replace('_', '-')}",
             type=kind,
             choices=choices,
-            help=f"{meaning} (overrides the file's arena.{field})",
+            help=f"{meaning}; overrides the file's arena.{field}",
         )
 
 
