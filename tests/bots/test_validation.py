@@ -765,8 +765,8 @@ def test_a_heavy_conv_net_is_refused_by_its_flops_per_move() -> None:
     assert (at_ladder.code, at_ladder.facts.evaluations_per_move) == ("flops_per_move_too_large", 101)
     assert "the ladder's budget" in at_ladder.message
     assert validate_static(heavy.SerializeToString(), SPEC, simulations=50).ok  # 51 x 1.7 GFLOP
-    nodes, initializers = list(heavy.graph.node[:-1]), list(heavy.graph.initializer)
-    greedy = model(nodes[:-1], initializers, outputs=OUTPUTS[:2])  # no value head
+    without_value = list(heavy.graph.node)[:-2]  # the value's Gemm and Tanh
+    greedy = model(without_value, list(heavy.graph.initializer), outputs=OUTPUTS[:2])
     assert validate_static(greedy.SerializeToString(), SPEC, {"player": "greedy"}).ok
 
 
