@@ -122,6 +122,14 @@ class Manifest:
             )
         return cls(**{name: _parsed(name, value) for name, value in raw.items()})
 
+    def evaluations_per_move(self, simulations: int | None = None) -> int:
+        """Network evaluations one move costs at most: an mcts search evaluates its root, then one
+        leaf per simulation (`simulations`, a ladder's budget, replaces the manifest's, as in
+        `loading.network_player`); greedy and sample players evaluate the position once."""
+        if self.player != "mcts":
+            return 1
+        return (simulations or self.simulations) + 1
+
     def to_metadata(self) -> dict[str, str]:
         """Every field as an `arena.*` metadata entry; `from_metadata` reads it back exactly."""
         return {METADATA_PREFIX + name: _formatted(value) for name, value in self.to_dict().items()}

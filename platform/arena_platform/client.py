@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8000"
+from arena_platform.settings import SettingsError, load_settings
+
 API_PREFIX = "/api/v1"
 TIMEOUT = httpx.Timeout(30.0, read=300.0)  # seconds; an upload is answered after its validation
 
@@ -26,15 +27,29 @@ class ArenaClientError(Exception):
         self.detail = detail
 
 
+def default_url() -> str:
+    """Where `arena serve` listens with this environment's settings: http://ARENA_HOST:ARENA_PORT.
+    Raises ArenaClientError (status 0, code "bad_settings") when a setting is malformed."""
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        raise ArenaClientError(0, "bad_settings", str(error)) from None
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host  # an IPv6 address
+    return f"http://{host}:{settings.port}"
+
+
 class ArenaClient:
-    """`ArenaClient(base_url, token)`; `http` replaces the underlying httpx.Client (tests pass a
-    FastAPI TestClient). Use it as a context manager, or call `close`."""
+    """`ArenaClient(base_url, token)`, `base_url` defaulting to `default_url()`; `http` replaces the
+    underlying httpx.Client (tests pass a FastAPI TestClient). Use it as a context manager, or call
+    `close`."""
 
     def __init__(
-        self, base_url: str = DEFAULT_URL, token: str | None = None, *, http: httpx.Client | None = None
+        self, base_url: str | None = None, token: str | None = None, *, http: httpx.Client | None = None
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=TIMEOUT)
+        if http is None:
+            http = httpx.Client(base_url=(base_url or default_url()).rstrip("/"), timeout=TIMEOUT)
+        self._http = http
         self._http.headers.update(headers)
 
     def __enter__(self) -> ArenaClient:

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import mmap
 import resource
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -19,7 +20,15 @@ import pytest
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from arena_bots.manifest import ContractError, Manifest, expected_outputs, head_output_name
-from arena_bots.validation import ValidationLimits, ValidationReport, validate, validate_file, validate_static
+from arena_bots.validation import (
+    DEFAULT_LIMITS,
+    ValidationLimits,
+    ValidationReport,
+    validate,
+    validate_file,
+    validate_static,
+)
+from arena_bots.validation.limits import WORKER_BATCH
 from arena_games.api import Game, GameSpec
 
 FLOAT = TensorProto.FLOAT
@@ -33,9 +42,9 @@ SPEC = GameSpec(
     max_length=6,
 )
 METADATA = {"arena.game": "toy", "arena.game_version": "3", "arena.name": "Toy MLP", "arena.player": "mcts"}
-LIMITS = ValidationLimits(  # a short smoke test; a generous latency bound on a shared machine
-    smoke_games=2, smoke_positions=32, latency_runs_batch1=5, latency_runs_batch32=2, max_latency_ms=5_000
-)
+RUNTIME_SHORT = {"smoke_games": 2, "smoke_positions": 32, "latency_runs_batch1": 5, "latency_runs_batch32": 2}
+LIMITS = ValidationLimits(**RUNTIME_SHORT, max_latency_ms=5_000)  # a generous bound on a shared machine
+ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo"  # <game>/<bot>.onnx
 MAX_GROWTH_KIB = 256 * 1024  # of this process's peak memory, per hostile model
 
 
@@ -163,6 +172,32 @@ def conv_net() -> ModelProto:
         *head_weights(32),
     ]
     return model(nodes, initializers, outputs=[*OUTPUTS[:2], info("value", ["batch"])])
+
+
+def conv_tower(channels: int, layers: int) -> ModelProto:
+    """A convolutional tower on the 4x4 board: 3 -> `channels` filters, then `layers` 3x3 convolutions
+    that share one weight (a small file, full cost), global pooling and the heads.
+    FLOPs per position (bounds.node_flops): about 2 x 16 x 9 x channels**2 per layer."""
+    nodes = [helper.make_node("Conv", ["board", "w_in"], ["x0"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    for index in range(layers):
+        nodes += [
+            helper.make_node("Conv", [f"x{index}", "w"], [f"c{index}"], kernel_shape=[3, 3], pads=[1] * 4),
+            helper.make_node("Relu", [f"c{index}"], [f"x{index + 1}"]),
+        ]
+    nodes += [
+        helper.make_node("GlobalAveragePool", [f"x{layers}"], ["gap"]),
+        helper.make_node("Flatten", ["gap"], ["flat"], axis=1),
+        helper.make_node("Concat", ["flat", "extra"], ["hidden"], axis=1),
+        *heads(),
+    ]
+    scale = 1.0 / np.sqrt(9 * channels)  # keeps activations finite through the tower
+    tower = (np.random.default_rng(2).standard_normal((channels, channels, 3, 3)) * scale).astype(np.float32)
+    initializers = [
+        weight("w_in", channels, 3, 3, 3),
+        numpy_helper.from_array(tower, "w"),
+        *head_weights(channels + 2),
+    ]
+    return model(nodes, initializers)
 
 
 def with_nodes(base: ModelProto, nodes: list[NodeProto], initializers: list[TensorProto] = ()) -> ModelProto:
@@ -516,6 +551,21 @@ def test_overrides_fill_in_missing_metadata() -> None:
     assert (report.manifest.name, report.manifest.temperature) == ("From the form", 0.5)
 
 
+def test_the_game_validated_for_fills_in_where_the_file_names_none() -> None:
+    """As on upload, where the form names the game: a file without metadata needs only its name and
+    player; one that names another game is still refused, not overridden."""
+    report = validate_static(model(*mlp_layers(), metadata={}).SerializeToString(), SPEC, {
+        "name": "No metadata", "player": "mcts",
+    })  # fmt: skip
+    assert report.ok, report.message
+    assert (report.manifest.game, report.manifest.game_version) == ("toy", 3)
+    unversioned = {key: value for key, value in METADATA.items() if key != "arena.game_version"}
+    only_game = model(*mlp_layers(), metadata=unversioned)
+    assert validate_static(only_game.SerializeToString(), SPEC).manifest.game_version == 3
+    other = model(*mlp_layers(), metadata={**METADATA, "arena.game": "bobail"})
+    assert validate_static(other.SerializeToString(), SPEC).code == "wrong_game"
+
+
 @pytest.mark.parametrize(
     "overrides",
     [
@@ -689,6 +739,59 @@ def test_a_compute_bomb() -> None:
     rejected(with_nodes(mlp(), nodes, constants), "flops_too_large")
 
 
+def test_flops_follow_the_documented_counting_rule() -> None:
+    report = validate_static(conv_net().SerializeToString(), SPEC)
+    assert report.ok, report.message
+    conv = 2 * (30 * 4 * 4) * (3 * 3 * 3)  # output elements x input channels x kernel, multiply-add 2
+    per_element = 30 * 16 * 2 + 30 * 2 * 2 * 4 + 30 * 2 * 2  # BatchNorm, Relu; MaxPool 2x2; global pool
+    gemms = 2 * 32 * (16 + 2 + 1)  # the heads on 32 features
+    concat, tanh, renames = 32, 1, 0  # Flatten and Squeeze only rename
+    assert report.facts.flops_per_position == conv + per_element + gemms + concat + tanh + renames
+    assert report.facts.evaluations_per_move == 201  # mcts: the root and the default 200 simulations
+    assert report.facts.flops_per_move == 201 * report.facts.flops_per_position
+    assert "per move (201 evaluations of one position)" in report.format_text()
+
+
+def test_a_heavy_conv_net_is_refused_by_its_flops_per_move() -> None:
+    """The audit's case: 1.7 GFLOP per position is allowed for one evaluation per move, but a search
+    of 100 or 200 simulations costs over 170 GFLOP a move, whatever the machine's speed or load."""
+    heavy = conv_tower(channels=256, layers=90)
+    report = rejected(heavy, "flops_per_move_too_large")
+    assert 1.65e9 < report.facts.flops_per_position < 1.75e9
+    assert report.facts.flops_per_move == 201 * report.facts.flops_per_position
+    assert report.checks[-1] == "sanitize"
+    assert "201 network evaluations (the root and 200 simulations, arena.simulations)" in report.message
+    at_ladder = validate_static(heavy.SerializeToString(), SPEC, simulations=100)
+    assert (at_ladder.code, at_ladder.facts.evaluations_per_move) == ("flops_per_move_too_large", 101)
+    assert "the ladder's budget" in at_ladder.message
+    assert validate_static(heavy.SerializeToString(), SPEC, simulations=50).ok  # 51 x 1.7 GFLOP
+    without_value = list(heavy.graph.node)[:-2]  # the value's Gemm and Tanh
+    greedy = model(without_value, list(heavy.graph.initializer), outputs=OUTPUTS[:2])
+    assert validate_static(greedy.SerializeToString(), SPEC, {"player": "greedy"}).ok
+
+
+def test_a_conv_net_too_heavy_for_a_workers_batch_is_refused_for_every_player() -> None:
+    """The audit's other case: 7.5 GFLOP per position, 240 GFLOP in a call of 32 positions."""
+    report = rejected(conv_tower(channels=512, layers=100), "flops_too_large", {"player": "greedy"})
+    assert "32 positions" in report.message
+
+
+def test_a_net_fast_at_batch_one_is_still_refused_by_its_flops_per_move() -> None:
+    """Speed at batch 1 decides nothing about cost: the same net passes the runtime checks as a
+    greedy player and is refused, before it runs, as a search over 200 simulations."""
+    net = conv_tower(channels=64, layers=4)  # about 4.8 MFLOP per position
+    limits = dataclasses.replace(LIMITS, max_flops_per_move=100_000_000)
+    report = rejected(net, "flops_per_move_too_large", limits=limits)
+    assert report.checks[-1] == "sanitize"
+    greedy = validate(net.SerializeToString(), GAME, {"player": "greedy"}, limits)
+    assert greedy.ok, greedy.message
+    assert greedy.latency[0].p95_ms < LIMITS.max_latency_ms
+    assert (greedy.facts.evaluations_per_move, greedy.facts.flops_per_move) == (
+        1,
+        greedy.facts.flops_per_position,
+    )
+
+
 def test_a_vector_that_data_propagation_would_grow_without_bound() -> None:
     """Shape inference materialises 1-D values: 40 doublings need 2**41 of them, in the isolated child."""
     nodes = [helper.make_node("Shape", ["hidden"], ["v0"])]
@@ -754,3 +857,31 @@ def test_a_broken_engine_is_reported_not_raised() -> None:
 
 def test_a_model_slower_than_allowed() -> None:
     rejected(mlp(), "too_slow", limits=dataclasses.replace(LIMITS, max_latency_ms=1e-6))
+
+
+def test_a_model_too_slow_at_a_workers_batch() -> None:
+    report = rejected(mlp(), "batch_too_slow", limits=dataclasses.replace(LIMITS, max_batch_call_share=1e-9))
+    assert f"a batch of {WORKER_BATCH} positions" in report.message
+
+
+def test_speed_is_judged_at_the_batch_and_under_the_timeout_that_matches_use() -> None:
+    from arena_bots.host import HostLimits
+    from arena_platform.settings import Settings
+    from arena_workers.runner import PAIRINGS_PER_TASK
+
+    assert PAIRINGS_PER_TASK * Settings().games_per_pairing <= WORKER_BATCH
+    assert DEFAULT_LIMITS.host_call_timeout_s == HostLimits().call_timeout_s
+
+
+@pytest.mark.parametrize("path", sorted(ZOO.glob("*/*.onnx")), ids=lambda path: path.stem)
+def test_the_zoo_bots_pass_at_the_ladder_budget(path) -> None:
+    from arena_games.registry import get_game
+    from arena_platform.settings import Settings
+
+    game = get_game(path.parent.name)
+    report = validate_static(path.read_bytes(), game.spec, simulations=Settings().ladder_simulations)
+    assert report.ok, report.message
+    assert report.facts.flops_per_move <= DEFAULT_LIMITS.max_flops_per_move / 10  # a wide margin
+    if path.stem.endswith("final"):
+        full = validate(path.read_bytes(), game, limits=dataclasses.replace(DEFAULT_LIMITS, **RUNTIME_SHORT))
+        assert full.ok, full.message

@@ -368,12 +368,8 @@ def test_cli_creates_users_and_uploads(engine: Engine, live_server, onnx_bot, tm
     path.write_bytes(onnx_bot())
     url = live_server()
     monkeypatch.setenv("ARENA_TOKEN", token)
-    assert (
-        cli.main(
-            ["upload", str(path), "--game", "bobail", "--name", "cli-bot", "--player", "greedy", "--url", url]
-        )
-        == 0
-    )
+    monkeypatch.setenv("ARENA_PORT", url.rsplit(":", 1)[1])  # where the server is, with no --url
+    assert cli.main(["upload", str(path), "--game", "bobail", "--name", "cli-bot", "--player", "greedy"]) == 0
     assert "'cli-bot' version 1" in capsys.readouterr().out
     path.write_bytes(b"not a model")
     assert cli.main(["upload", str(path), "--game", "bobail", "--name", "bad", "--url", url]) == 2

@@ -10,9 +10,14 @@ The order; each step refuses with a stable code and a sentence for the author:
   interface     input and output tensors                              inputs_mismatch, input_shape, ...
   sanitize      rebuilt from the fields checked (sanitize.py)         onnx_invalid
   bounds        onnx.checker, static shapes, tensor and memory caps,  onnx_invalid, shape_not_static,
-                FLOPs (bounds.py, isolated in inference_child.py)     tensor_too_large, flops_too_large, ...
-  runtime       real positions through the model host (smoke.py)      output_not_finite, too_slow, ...
+                FLOPs per position and per move (bounds.py,           tensor_too_large, flops_too_large,
+                isolated in inference_child.py)                       flops_per_move_too_large, ...
+  runtime       real positions through the model host (smoke.py)      output_not_finite, too_slow,
+                                                                      batch_too_slow, ...
 `validate` never raises for a bad model: an unexpected error becomes the code `internal_error`.
+
+`simulations` is the budget the bot will play at (a ladder's, which replaces the manifest's for an
+mcts player); None judges it at the manifest's own. A move's FLOPs are judged at that budget.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_bots.manifest import ContractError, Manifest, expected_outputs
-from arena_bots.validation.bounds import bound_resources
+from arena_bots.validation.bounds import bound_resources, check_flops_per_move
 from arena_bots.validation.interface import check_inputs, check_outputs, read_manifest
 from arena_bots.validation.limits import DEFAULT_LIMITS, ValidationLimits
 from arena_bots.validation.report import ModelFacts, ValidationReport
@@ -53,11 +58,13 @@ def validate(
     game: Game,
     overrides: Mapping[str, Any] | None = None,
     limits: ValidationLimits = DEFAULT_LIMITS,
+    *,
+    simulations: int | None = None,
 ) -> ValidationReport:
     """Every check, the runtime smoke test on `game`'s positions included; see the module doc."""
     progress = _Progress(limits, memoryview(model_bytes).nbytes)
     try:
-        sanitized, manifest = _static_checks(progress, model_bytes, game.spec, overrides)
+        sanitized, manifest = _static_checks(progress, model_bytes, game.spec, overrides, simulations)
         progress.latency = smoke_test(
             sanitized, game, expected_outputs(game.spec, manifest), manifest, limits
         )
@@ -72,11 +79,13 @@ def validate_static(
     spec: GameSpec,
     overrides: Mapping[str, Any] | None = None,
     limits: ValidationLimits = DEFAULT_LIMITS,
+    *,
+    simulations: int | None = None,
 ) -> ValidationReport:
     """Every check but the runtime smoke test (no engine or model host needed): for exporters."""
     progress = _Progress(limits, memoryview(model_bytes).nbytes)
     try:
-        _static_checks(progress, model_bytes, spec, overrides)
+        _static_checks(progress, model_bytes, spec, overrides, simulations)
     except Exception as error:
         return progress.failed(error)
     return progress.report()
@@ -87,6 +96,8 @@ def validate_file(
     game: Game,
     overrides: Mapping[str, Any] | None = None,
     limits: ValidationLimits = DEFAULT_LIMITS,
+    *,
+    simulations: int | None = None,
 ) -> ValidationReport:
     """`validate` on a file, whose size is checked before it is read; OSError if it cannot be read."""
     size = os.stat(path).st_size
@@ -99,7 +110,7 @@ def validate_file(
         )
     with open(path, "rb") as file:
         model_bytes = file.read(limits.max_file_bytes + 1)  # the file may have grown since
-    return validate(model_bytes, game, overrides, limits)
+    return validate(model_bytes, game, overrides, limits, simulations=simulations)
 
 
 @dataclass
@@ -137,7 +148,11 @@ class _Progress:
 
 
 def _static_checks(
-    progress: _Progress, model_bytes: ModelBytes, spec: GameSpec, overrides: Mapping[str, Any] | None
+    progress: _Progress,
+    model_bytes: ModelBytes,
+    spec: GameSpec,
+    overrides: Mapping[str, Any] | None,
+    simulations: int | None,
 ) -> tuple[bytes, Manifest]:
     """All checks up to the sanitized bytes, which it returns with the manifest; fills `progress` as
     it goes and raises ContractError at the first failure."""
@@ -180,5 +195,17 @@ def _static_checks(
         "peak_activation_bytes": bounds.peak_activation_bytes,
         "sanitized_bytes": len(progress.model_bytes),
     }
+    evaluations = facts["evaluations_per_move"] = manifest.evaluations_per_move(simulations)
+    facts["flops_per_move"] = bounds.flops_per_position * evaluations
+    why = _evaluations_reason(manifest, simulations)
+    check_flops_per_move(bounds.flops_per_position, evaluations, why, limits)
     progress.checks.append("bounds")
     return progress.model_bytes, manifest
+
+
+def _evaluations_reason(manifest: Manifest, simulations: int | None) -> str:
+    """Why a move of this bot costs `manifest.evaluations_per_move(simulations)` evaluations."""
+    if manifest.player != "mcts":
+        return f"a {manifest.player} player evaluates the position once"
+    whose = "the ladder's budget" if simulations else "arena.simulations"
+    return f"the root and {simulations or manifest.simulations} simulations, {whose}"

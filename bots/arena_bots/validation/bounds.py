@@ -28,9 +28,10 @@ import onnx
 from onnx import ModelProto, NodeProto, TensorProto
 
 from arena_bots.manifest import ContractError, ExpectedOutput
-from arena_bots.validation.limits import ValidationLimits
+from arena_bots.validation.limits import WORKER_BATCH, ValidationLimits
 
 _UNKNOWN_ITEM_BYTES = 8
+_RENAMING_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Constant"})
 _CHILD = Path(__file__).with_name("inference_child.py")
 _CHILD_CODES = ("onnx_invalid", "shape_inference_failed")
 _MESSAGE_CHARS = 400
@@ -45,7 +46,7 @@ class ResourceBounds:
     output_dims: dict[str, tuple[int, ...]]  # per output, its shape without the batch dimension
     largest_tensor_bytes: int  # at max_batch
     peak_activation_bytes: int  # at max_batch: tensors alive at once when nodes run in file order
-    flops_per_position: int  # multiply-adds count 2
+    flops_per_position: int  # multiply-adds count 2 (`node_flops`)
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,10 @@ def bound_resources(
     if flops_per_position > limits.max_flops_per_position:
         raise ContractError(
             "flops_too_large",
-            f"one position costs about {flops_per_position:,} floating-point operations; "
-            f"at most {limits.max_flops_per_position:,} are allowed",
+            f"one position costs about {_gflop(flops_per_position)} GFLOP; at most "
+            f"{_gflop(limits.max_flops_per_position)} GFLOP are allowed, so that a worker's call of "
+            f"{WORKER_BATCH} positions finishes within a match's time limit on any machine. Use a "
+            "smaller network (fewer filters or blocks)",
         )
     return ResourceBounds(
         output_dims=at_one.output_dims,
@@ -76,6 +79,23 @@ def bound_resources(
         peak_activation_bytes=at_max.peak_activation_bytes,
         flops_per_position=flops_per_position,
     )
+
+
+def check_flops_per_move(
+    flops_per_position: int, evaluations: int, how: str, limits: ValidationLimits
+) -> None:
+    """Refuses a move of `evaluations` network calls of one position each (`how` says why so many,
+    for the message) over `limits.max_flops_per_move`. Counted, never timed: the verdict is the same
+    on any machine, idle or busy."""
+    flops_per_move = flops_per_position * evaluations
+    if flops_per_move > limits.max_flops_per_move:
+        raise ContractError(
+            "flops_per_move_too_large",
+            f"one move costs about {_gflop(flops_per_move)} GFLOP: {evaluations:,} network evaluations "
+            f"({how}) of {_gflop(flops_per_position)} GFLOP each; at most "
+            f"{_gflop(limits.max_flops_per_move)} GFLOP per move are allowed (about a second of one CPU "
+            "core). Use a smaller network (fewer filters or blocks)",
+        )
 
 
 def infer_isolated(model: ModelProto, batches: Sequence[int], limits: ValidationLimits) -> dict[int, Shapes]:
@@ -150,7 +170,7 @@ def _analyse(
         output_dims=output_dims,
         largest_tensor_bytes=max(sizes.values(), default=0),
         peak_activation_bytes=peak,
-        flops=sum(_node_flops(node, shapes) for node in graph.node),
+        flops=sum(node_flops(node, shapes) for node in graph.node),
     )
 
 
@@ -202,8 +222,18 @@ def _peak_activation_bytes(model: ModelProto, shapes: Shapes, sizes: dict[str, i
     return peak
 
 
-def _node_flops(node: NodeProto, shapes: Shapes) -> int:
-    """Floating-point operations of one node; element-wise and shape nodes count one per element."""
+def node_flops(node: NodeProto, shapes: Shapes) -> int:
+    """Floating-point operations of one node, from static shapes alone. The counting rule:
+
+      Conv           2 x output elements x (input channels per group x kernel elements)
+      ConvTranspose  2 x input elements x (output channels per group x kernel elements)
+      MatMul, Gemm   2 x output elements x the inner dimension
+      MaxPool, AveragePool   output elements x kernel elements
+      Reshape, Flatten, Squeeze, Unsqueeze, Identity, Shape, Constant   0 (they rename, not compute)
+      anything else  1 per element of its output or its first input, whichever is larger
+                     (activations, normalisations, element-wise arithmetic, reductions, copies)
+    A multiply-add counts 2, so a network's count is about twice its multiply-accumulates.
+    """
 
     def dims(index: int) -> tuple[int, ...]:
         name = node.input[index] if index < len(node.input) else ""
@@ -211,6 +241,8 @@ def _node_flops(node: NodeProto, shapes: Shapes) -> int:
 
     produced = math.prod(shapes[node.output[0]][0]) if node.output and node.output[0] in shapes else 0
     op = node.op_type
+    if op in _RENAMING_OPS:
+        return 0
     if op == "Conv":
         return 2 * produced * math.prod(dims(1)[1:])
     if op == "ConvTranspose":
@@ -230,6 +262,10 @@ def _item_bytes(data_type: int) -> int:
     if data_type in (TensorProto.UNDEFINED, TensorProto.STRING):
         return _UNKNOWN_ITEM_BYTES
     return onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+
+
+def _gflop(flops: int) -> str:
+    return f"{flops / 1e9:,.3g}"
 
 
 def _shown(dims: tuple[int, ...]) -> str:

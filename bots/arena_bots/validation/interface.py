@@ -11,14 +11,23 @@ from typing import Any
 
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
-from arena_bots.manifest import ContractError, ExpectedOutput, Manifest
+from arena_bots.manifest import METADATA_PREFIX, ContractError, ExpectedOutput, Manifest
 from arena_bots.validation.structure import type_name
 from arena_games.api import GameSpec
 
 
 def read_manifest(model: ModelProto, spec: GameSpec, overrides: Mapping[str, Any] | None) -> Manifest:
-    """The manifest from the model's metadata and the overrides; it must name this game and version."""
-    manifest = Manifest.from_metadata({entry.key: entry.value for entry in model.metadata_props}, overrides)
+    """The manifest from the model's metadata and the overrides; it must name this game and version.
+
+    The game being validated for, at its current version, fills in `arena.game` and
+    `arena.game_version` where the file states neither, so a file without metadata can be checked
+    and uploaded with the other fields given as overrides. A file that names another game or
+    version is refused, not overridden.
+    """
+    stated = {entry.key: entry.value for entry in model.metadata_props}
+    implied = {"game": spec.name, "game_version": str(spec.version)}
+    props = {METADATA_PREFIX + name: value for name, value in implied.items()} | stated
+    manifest = Manifest.from_metadata(props, overrides)
     if manifest.game != spec.name:
         raise ContractError(
             "wrong_game", f"the bot is made for {manifest.game!r}, but it was submitted for {spec.name!r}"

@@ -6,6 +6,12 @@ from dataclasses import dataclass
 
 _MiB = 1 << 20
 
+WORKER_BATCH = 32
+"""Positions per model call that validation judges a bot's speed at. A worker plays a task's games
+at once and sends a bot's leaves of all of them in one call: PAIRINGS_PER_TASK 4 x games_per_pairing
+2 = 8 games in the runner today, so 32 leaves 4x headroom (more games per task, virtual-loss leaves
+per round). tests/bots/test_validation.py checks that the runner's batch stays within it."""
+
 
 @dataclass(frozen=True)
 class ValidationLimits:
@@ -13,7 +19,14 @@ class ValidationLimits:
 
     The opset and IR ranges are the ones torch.onnx.export (dynamo=False) writes and ONNX Runtime
     1.31 runs: opset 13 -> IR 7, opsets 17-18 -> IR 8, 20 -> IR 9, 21 -> IR 10.
-    Tensor and memory bounds are taken at `max_batch` positions, the largest batch a worker sends.
+    Tensor and memory bounds are taken at `max_batch` positions, the largest batch a model host takes.
+
+    Cost is judged twice. Statically, so that the verdict is the same on an idle or a busy machine:
+    FLOPs per position (the counting rule is `bounds.node_flops`) and per move, that is per position
+    times the network evaluations one move costs (simulations + 1 for an mcts player). The FLOP
+    caps are set from the speed measured on one core (ONNX Runtime 1.32, one intra-op thread: the
+    zoo's Pente net, 58 MFLOP per position, runs about 100 GFLOP/s at batch 32). Then at runtime:
+    a call of WORKER_BATCH positions must stay well inside the model host's call timeout.
     """
 
     max_file_bytes: int = 64 * _MiB  # checked before the file is parsed
@@ -27,7 +40,11 @@ class ValidationLimits:
     max_batch: int = 256
     max_tensor_bytes: int = 256 * _MiB  # any one tensor at max_batch
     max_activation_bytes: int = 1024 * _MiB  # tensors alive at once, at max_batch
-    max_flops_per_position: int = 10_000_000_000  # multiply-adds count 2
+    # a WORKER_BATCH call is then at most 64 GFLOP, ~0.6 s on one core: the host_call_timeout_s of a
+    # match holds on a machine 15x slower or busier than the one measured
+    max_flops_per_position: int = 2_000_000_000  # multiply-adds count 2
+    # ~1 s of one core per move; the zoo's nets need 0.4 (Bobail) and 5.9 (Pente) at 100 simulations
+    max_flops_per_move: int = 100_000_000_000
     inference_memory_bytes: int = 2048 * _MiB  # the address space of onnx's checker and shape inference
     inference_timeout_s: float = 60.0
     # the runtime smoke test, on positions from random games of the real engine
@@ -40,7 +57,10 @@ class ValidationLimits:
     value_tolerance: float = 1e-4  # how far `value` may stray outside its range
     batch_tolerance: float = 1e-3  # a position's outputs alone and inside a batch of 32 agree this well
     host_memory_bytes: int = 2048 * _MiB  # the model host's address space during the smoke test
-    host_call_timeout_s: float = 10.0
+    host_call_timeout_s: float = 10.0  # as `HostLimits.call_timeout_s`, the one matches run under
+    # the p95 of a WORKER_BATCH call may take this share of host_call_timeout_s; the rest is the
+    # headroom for a busy machine, where the same call takes several times longer
+    max_batch_call_share: float = 0.25
     seed: int = 0  # of the random games
 
 

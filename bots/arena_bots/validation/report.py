@@ -30,6 +30,8 @@ class ModelFacts:
     inputs: dict[str, Shape] = field(default_factory=dict)
     outputs: dict[str, Shape] = field(default_factory=dict)
     flops_per_position: int | None = None
+    evaluations_per_move: int | None = None  # network calls of one position that a move costs at most
+    flops_per_move: int | None = None  # flops_per_position x evaluations_per_move
     largest_tensor_bytes: int | None = None
     peak_activation_bytes: int | None = None
     sanitized_bytes: int | None = None
@@ -81,12 +83,18 @@ class ValidationReport:
             model.append(f"IR {facts.ir_version}, opset {facts.opset}, by {facts.producer or 'unknown'}")
         if facts.node_count is not None:
             model.append(f"{facts.node_count:,} nodes, {facts.parameter_count:,} parameters")
-        cost = ""
+        cost = memory = ""
         if facts.flops_per_position is not None:
-            cost = (
-                f"{_flops(facts.flops_per_position)} per position; at batch {facts.max_batch} the largest "
-                f"tensor is {_size(facts.largest_tensor_bytes)}, {_size(facts.peak_activation_bytes)} "
-                "alive at once"
+            cost = f"{_flops(facts.flops_per_position)} per position"
+            memory = (
+                f"at batch {facts.max_batch} the largest tensor is {_size(facts.largest_tensor_bytes)}, "
+                f"{_size(facts.peak_activation_bytes)} alive at once"
+            )
+        if facts.flops_per_move is not None and facts.evaluations_per_move is not None:
+            plural = "s" if facts.evaluations_per_move != 1 else ""
+            cost += (
+                f", {_flops(facts.flops_per_move)} per move ({facts.evaluations_per_move:,} "
+                f"evaluation{plural} of one position)"
             )
         return [
             ("bot", _manifest_text(manifest) if manifest else ""),
@@ -94,6 +102,7 @@ class ValidationReport:
             ("inputs", _shapes_text(facts.inputs)),
             ("outputs", _shapes_text(facts.outputs)),
             ("cost", cost),
+            ("memory", memory),
         ]
 
 

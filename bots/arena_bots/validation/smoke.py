@@ -18,13 +18,12 @@ import numpy as np
 
 from arena_bots.evaluators import encode_batch
 from arena_bots.manifest import VALUE_OUTPUT, ContractError, ExpectedOutput, Manifest
-from arena_bots.validation.limits import ValidationLimits
+from arena_bots.validation.limits import WORKER_BATCH, ValidationLimits
 from arena_games.api import Game
 
 if TYPE_CHECKING:
     from arena_bots.runtime import InferenceBackend
 
-SMOKE_BATCH = 32  # positions per batched call; latency is measured at 1 and at this size
 Arrays = dict[str, np.ndarray]
 
 _VALUE_RANGES = {"tanh": (-1.0, 1.0), "sigmoid": (0.0, 1.0)}
@@ -57,10 +56,11 @@ def smoke_test(
     manifest: Manifest,
     limits: ValidationLimits,
 ) -> tuple[Latency, ...]:
-    """Runs the model on positions of random games; returns its latency at batch 1 and SMOKE_BATCH.
+    """Runs the model on positions of random games; returns its latency at batch 1 and WORKER_BATCH.
 
     Raises ContractError when the model fails, answers with non-finite numbers, a value out of its
-    range, outputs for a position that change with the rest of the batch, or is too slow.
+    range, outputs for a position that change with the rest of the batch, or is too slow: at batch 1
+    (`max_latency_ms`) or at a worker's batch (`max_batch_call_share` of the host's call timeout).
     """
     from arena_bots.host import HostLimits, ModelFault, ModelHost  # spawns processes: only here
 
@@ -84,7 +84,22 @@ def smoke_test(
             f"one position takes {latencies[0].p95_ms:.1f} ms (95th percentile); "
             f"at most {limits.max_latency_ms:g} ms are allowed",
         )
+    _check_batch_latency(latencies[1], limits)
     return latencies
+
+
+def _check_batch_latency(latency: Latency, limits: ValidationLimits) -> None:
+    """A worker's call must leave most of the host's call timeout free: on a busy machine the same
+    call takes several times longer, and a call past the timeout loses the game."""
+    allowed_ms = limits.max_batch_call_share * limits.host_call_timeout_s * 1e3
+    if latency.p95_ms > allowed_ms:
+        raise ContractError(
+            "batch_too_slow",
+            f"a batch of {latency.batch} positions, as a worker sends them in a match, takes "
+            f"{latency.p95_ms:,.0f} ms (95th percentile); at most {allowed_ms:,.0f} ms are allowed, "
+            f"{limits.max_batch_call_share:.0%} of the {limits.host_call_timeout_s:g} s a model call may "
+            "take in a match, so that a busy machine still answers in time. Use a smaller network",
+        )
 
 
 def collect_positions(game: Game, limits: ValidationLimits) -> Arrays:
@@ -119,7 +134,7 @@ def _exercise(
 ) -> tuple[Latency, ...]:
     """Checks every output on every position, then times calls of one position and of a full batch."""
     count = len(next(iter(positions.values())))
-    windows = [_rows(positions, start, SMOKE_BATCH) for start in range(0, count, SMOKE_BATCH)]
+    windows = [_rows(positions, start, WORKER_BATCH) for start in range(0, count, WORKER_BATCH)]
     batched = [host.run(window) for window in windows]  # also warms the session up
     reference = {name: np.concatenate([outputs[name] for outputs in batched]) for name in batched[0]}
     _check_outputs(reference, expected, manifest, limits)

@@ -205,7 +205,8 @@ def _count_tensor(census: Census, tensor: TensorProto, label: str, limits: Valid
         raise ContractError(
             "external_data",
             f"{label} keeps its data in an external file{shown}; Arena takes one self-contained "
-            "file: save the model with all its weights inside",
+            "file: save the model with all its weights inside (torch.onnx.export(..., "
+            "external_data=False), or onnx.save(model, path, save_as_external_data=False))",
         )
     if tensor.data_type == TensorProto.STRING:
         raise _string_error(label)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from arena_games.registry import GAMES
-from arena_platform.cli.common import UsageError
+from arena_platform.cli.common import UsageError, add_manifest_options, manifest_overrides
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -21,11 +21,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     upload = commands.add_parser("upload", help="upload an ONNX bot to an Arena server")
     upload.add_argument("file", type=Path)
     upload.add_argument("--game", required=True, help=f"one of: {', '.join(sorted(GAMES))}")
-    upload.add_argument("--name", required=True, help="the bot's name (overrides the file's arena.name)")
-    upload.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default: %(default)s)")
+    upload.add_argument(
+        "--url", help="the server (default: http://ARENA_HOST:ARENA_PORT, where `arena serve` listens)"
+    )
     upload.add_argument("--token", help="an API token (default: the ARENA_TOKEN environment variable)")
-    upload.add_argument("--player", choices=("mcts", "greedy", "sample"), help="overrides arena.player")
-    upload.add_argument("--simulations", type=int, help="overrides arena.simulations")
+    add_manifest_options(upload)
     upload.set_defaults(run=_run_upload)
 
 
@@ -59,10 +59,9 @@ def _run_upload(args: argparse.Namespace) -> int:
         raise UsageError(
             "uploading needs an API token: pass --token or set ARENA_TOKEN (see `arena user create`)"
         )
-    overrides = {"player": args.player, "simulations": args.simulations}
     try:
         with ArenaClient(args.url, token) as client:
-            bot = client.upload(args.file, args.game, args.name, **overrides)
+            bot = client.upload(args.file, args.game, **manifest_overrides(args))
     except ArenaClientError as error:
         raise UsageError(str(error)) from None
     print(f"uploaded {bot['name']!r} version {bot['version']} as bot {bot['id']} on ladder {bot['ladder']}")

@@ -1,0 +1,107 @@
+"""The `arena` command line without a server or a database: `bot check` and `upload`'s options."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import socket
+
+import pytest
+
+from arena_bots.manifest import Manifest
+from arena_platform import cli
+from arena_platform.api.routes.bots import upload_bot
+from arena_platform.cli.common import MANIFEST_OPTIONS
+from arena_platform.client import default_url
+
+NOT_MANIFEST = {"model", "game", "user", "session", "services"}  # the upload form's other parameters
+
+
+def test_check_and_upload_take_the_upload_forms_manifest_fields() -> None:
+    form = set(inspect.signature(upload_bot).parameters) - NOT_MANIFEST
+    fields = {field.name for field in dataclasses.fields(Manifest)} - {"game", "game_version"}
+    assert set(MANIFEST_OPTIONS) == form == fields
+    for command in (["bot", "check"], ["upload"]):
+        with pytest.raises(SystemExit):
+            cli.main([*command, "--help"])
+
+
+def test_bot_check_passes_a_file_without_metadata_given_its_manifest(onnx_bot, tmp_path, capsys) -> None:
+    path = tmp_path / "bare.onnx"
+    path.write_bytes(onnx_bot())  # no arena.* metadata at all
+    assert cli.main(["bot", "check", str(path), "--game", "bobail"]) == 1
+    assert "REJECTED [manifest_missing_field]" in capsys.readouterr().out
+    options = ["--name", "bare", "--player", "mcts", "--simulations", "40", "--c-puct", "2.5"]
+    options += ["--temperature", "0.5", "--value", "tanh", "--head", "policy"]
+    assert cli.main(["bot", "check", str(path), "--game", "bobail", *options]) == 0
+    report = capsys.readouterr().out
+    assert report.startswith("bot check: OK")
+    assert "'bare' for bobail v1: mcts with 40 simulations, c_puct 2.5" in report
+    assert "(101 evaluations of one position)" in report  # judged at the ladder's budget, 100
+
+
+def test_bot_check_judges_a_move_at_the_ladders_budget(onnx_bot, tmp_path, monkeypatch, capsys) -> None:
+    path = tmp_path / "bot.onnx"
+    path.write_bytes(onnx_bot(metadata={"name": "budget", "player": "mcts"}))
+    monkeypatch.setenv("ARENA_LADDER_SIMULATIONS", "9")
+    assert cli.main(["bot", "check", str(path), "--game", "bobail"]) == 0
+    assert "(10 evaluations of one position)" in capsys.readouterr().out
+    monkeypatch.setenv("ARENA_LADDER_SIMULATIONS", "many")
+    assert cli.main(["bot", "check", str(path), "--game", "bobail"]) == 2
+    assert "ARENA_LADDER_SIMULATIONS" in capsys.readouterr().err
+
+
+def test_upload_goes_to_arena_host_and_port_by_default(onnx_bot, tmp_path, monkeypatch, capsys) -> None:
+    port = _closed_port()
+    monkeypatch.setenv("ARENA_HOST", "127.0.0.1")
+    monkeypatch.setenv("ARENA_PORT", str(port))
+    assert default_url() == f"http://127.0.0.1:{port}"
+    path = tmp_path / "bot.onnx"
+    path.write_bytes(onnx_bot())
+    upload = ["upload", str(path), "--game", "bobail", "--name", "x", "--token", "t"]
+    assert cli.main(upload) == 2
+    assert f"no answer from http://127.0.0.1:{port}" in capsys.readouterr().err
+    monkeypatch.setenv("ARENA_HOST", "::1")
+    assert default_url() == f"http://[::1]:{port}"
+    monkeypatch.setenv("ARENA_PORT", "eighty")
+    assert cli.main(upload) == 2
+    assert "ARENA_PORT must be int" in capsys.readouterr().err
+
+
+def _closed_port() -> int:
+    """A local port that nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow  # torch.onnx.export's dynamo exporter takes a few seconds
+def test_bot_check_accepts_a_plain_torch_export(tmp_path, capsys) -> None:
+    """The README's path: torch.onnx.export with its default exporter (dynamo, with onnxscript from
+    the train extra), then `arena bot check` with the manifest on the command line."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxscript")
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(43, 16, 3, padding=1)
+            self.policy = torch.nn.Linear(16 * 5 * 5, 200)
+            self.value = torch.nn.Linear(16 * 5 * 5, 1)
+
+        def forward(self, board):
+            features = torch.relu(self.conv(board)).flatten(1)
+            return self.policy(features), torch.tanh(self.value(features))
+
+    path, split = tmp_path / "net.onnx", tmp_path / "split.onnx"
+    exported = {"input_names": ["board"], "output_names": ["policy", "value"]}
+    batch = {"board": {0: torch.export.Dim("batch")}}
+    example = (torch.zeros(2, 43, 5, 5),)
+    torch.onnx.export(Net().eval(), example, path, **exported, dynamic_shapes=batch, external_data=False)
+    torch.onnx.export(Net().eval(), example, split, **exported, dynamic_shapes=batch)  # weights in a 2nd file
+    capsys.readouterr()  # the exporter's progress lines
+    check = ["bot", "check", "--game", "bobail", "--name", "plain", "--player", "mcts"]
+    assert cli.main([*check, str(path)]) == 0
+    assert capsys.readouterr().out.startswith("bot check: OK")
+    assert cli.main([*check, str(split)]) == 1
+    assert "external_data=False" in capsys.readouterr().out
