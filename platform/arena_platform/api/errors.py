@@ -41,6 +41,20 @@ class ErrorBody(BaseModel):
     code: str
 
 
+class Problem(BaseModel):
+    """One wrong part of a malformed request: where (path of names and indices) and what."""
+
+    loc: list[str]
+    msg: str
+
+
+class InvalidRequest(ErrorBody):
+    """A 422: a malformed request (code `invalid_request`) names every wrong part in `errors`;
+    a well-formed request the route refuses has only `detail` and `code`."""
+
+    errors: list[Problem] | None = None
+
+
 class ApiError(HTTPException):
     """An error for the client: HTTP status, machine code, a sentence, and optional extra fields."""
 
@@ -59,8 +73,8 @@ class ApiError(HTTPException):
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for these error statuses, all with the error body."""
-    return {status: {"model": ErrorBody} for status in statuses}
+    """OpenAPI `responses` for these error statuses, all with the error body (422's with `errors`)."""
+    return {status: {"model": InvalidRequest if status == 422 else ErrorBody} for status in statuses}
 
 
 def not_found(what: str) -> ApiError:
