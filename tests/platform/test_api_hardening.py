@@ -3,9 +3,18 @@ a bounded and throttled predict, error bodies as documented, self-serve accounts
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import anyio
+import httpx
 import jsonschema
+import pytest
 from fastapi.testclient import TestClient
 
+from arena_platform.api.errors import ApiError
+from arena_platform.api.limits import ComputePool, RateLimiter
 from arena_platform.api.routes import bots as bot_routes
 
 
@@ -51,3 +60,93 @@ def test_upload_422_bodies_match_the_documented_schema(client, new_user, onnx_bo
     ):
         assert response.status_code == 422
         _assert_documented(spec, "/api/v1/bots", "post", response)
+
+
+def test_a_rate_limiter_allows_its_limit_per_key_over_a_sliding_window():
+    now = [0.0]
+    limiter = RateLimiter(limit=2, window_seconds=60, clock=lambda: now[0])
+    assert [limiter.hit("a"), limiter.hit("a"), limiter.hit("b")] == [0, 0, 0]
+    now[0] = 10.0
+    assert limiter.hit("a") == 50.0  # the first hit leaves the window at t=60
+    now[0] = 60.0  # both hits of t=0 have left the window
+    assert [limiter.hit("a"), limiter.hit("a")] == [0, 0]
+    now[0] = 69.5
+    with pytest.raises(ApiError) as refused:
+        limiter.check("a", what="things per minute")
+    assert (refused.value.status_code, refused.value.code) == (429, "rate_limited")
+    assert refused.value.headers["Retry-After"] == "51"  # 50.5 s, in whole seconds
+
+
+def test_the_compute_pool_runs_its_slots_queues_a_few_and_refuses_the_rest():
+    release = threading.Event()
+    pool = ComputePool(slots=1, max_waiting=1)
+
+    async def scenario() -> list:
+        async def call() -> object:
+            try:
+                return await pool.run_or_refuse(release.wait, 10)
+            except ApiError as error:
+                return (error.status_code, error.code, error.headers["Retry-After"])
+
+        tasks = []
+        for _ in range(3):
+            tasks.append(asyncio.ensure_future(call()))
+            await asyncio.sleep(0.05)  # each call finds the pool as the previous one left it
+        assert pool.waiting() == 1
+        release.set()
+        return list(await asyncio.gather(*tasks))
+
+    assert anyio.run(scenario) == [True, True, (503, "busy", "1")]
+
+
+def _predict(base: str, body: dict, headers: dict | None = None) -> httpx.Response:
+    return httpx.post(f"{base}/api/v1/predict", json=body, headers=headers or {}, timeout=60)
+
+
+def test_many_concurrent_predicts_are_throttled_and_the_leaderboard_stays_answered(live_server, seeded):
+    base = live_server(predicts_per_minute=20)
+    body = {"bot_id": seeded.uct, "simulations": 400}  # random rollouts: a slow search
+    leaderboard = f"{base}/api/v1/ladders/{seeded.ladder_id}/leaderboard"
+    with ThreadPoolExecutor(max_workers=36) as threads:
+        predictions = [threads.submit(_predict, base, body) for _ in range(32)]
+        boards = [httpx.get(leaderboard, timeout=10).status_code for _ in range(20)]
+        answers = [future.result() for future in predictions]
+    assert boards == [200] * 20
+    statuses = [answer.status_code for answer in answers]
+    assert statuses.count(429) == 12  # 20 a minute from one address
+    assert set(statuses) <= {200, 429, 503}
+    assert 200 in statuses
+    for answer in answers:
+        if answer.status_code in (429, 503):
+            assert answer.json()["code"] == {429: "rate_limited", 503: "busy"}[answer.status_code]
+            assert int(answer.headers["Retry-After"]) >= 1
+
+
+def test_a_token_holder_is_counted_per_owner_not_per_address(live_server, seeded, new_user):
+    base = live_server(predicts_per_minute=1, predicts_per_minute_per_token=2)
+    body = {"bot_id": seeded.random}
+    assert _predict(base, body).status_code == 200
+    assert _predict(base, body).status_code == 429  # anonymous: spent
+    alice = {"Authorization": f"Bearer {seeded.alice_token}"}
+    assert [_predict(base, body, alice).status_code for _ in range(3)] == [200, 200, 429]
+    bob = {"Authorization": f"Bearer {new_user('bob2')}"}
+    assert _predict(base, body, bob).status_code == 200
+    bad = _predict(base, body, {"Authorization": "Bearer nonsense"})
+    assert (bad.status_code, bad.json()["code"]) == (401, "bad_token")
+
+
+def test_predict_budget_is_bounded(make_app, seeded):
+    with TestClient(make_app(predict_max_simulations=10)) as client:
+        default = client.post("/api/v1/predict", json={"bot_id": seeded.uct})
+        assert default.json()["simulations"] == 10  # the ladder's 16, lowered to the maximum
+        assert default.json()["insight"]["simulations"] == 10
+        fewer = client.post("/api/v1/predict", json={"bot_id": seeded.uct, "simulations": 4})
+        assert fewer.json()["simulations"] == 4
+        refused = client.post("/api/v1/predict", json={"bot_id": seeded.uct, "simulations": 11})
+        assert (refused.status_code, refused.json()["code"]) == (422, "budget_too_large")
+
+
+@pytest.mark.parametrize("field", [{"player": False}, {"bot_id": True}, {"seed": True}])
+def test_predict_refuses_booleans_for_numbers(client, seeded, field):
+    response = client.post("/api/v1/predict", json={"bot_id": seeded.random, **field})
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_request")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -16,6 +15,7 @@ from arena_platform.api.cache import ResponseCache
 from arena_platform.api.deps import Services
 from arena_platform.api.errors import documented, install_error_handlers
 from arena_platform.api.hosts import HostCache
+from arena_platform.api.limits import ComputePool, RateLimits
 from arena_platform.api.pages import install_pages
 from arena_platform.api.routes import bots, frames, games, health, ladders, predict
 from arena_platform.blobs import BlobStore
@@ -24,8 +24,9 @@ from arena_platform.queue import Enqueue, celery_enqueue
 from arena_platform.settings import Settings
 
 API_PREFIX = "/api/v1"
-PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict
-VALIDATION_SLOTS = 2  # uploads validated at once (each spawns a model host); more wait their turn
+PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict; at least COMPUTE_SLOTS
+COMPUTE_SLOTS = 2  # validations and predictions computed at once, together; more wait their turn
+PREDICTS_WAITING = 8  # predictions waiting for a slot; more are refused (503 busy)
 
 
 def create_app(
@@ -46,7 +47,8 @@ def create_app(
         blobs=blobs,
         enqueue=enqueue or celery_enqueue(settings.broker_url),
         hosts=HostCache(blobs.get, capacity=PREDICT_HOSTS),
-        validation_slots=threading.BoundedSemaphore(VALIDATION_SLOTS),
+        compute=ComputePool(slots=COMPUTE_SLOTS, max_waiting=PREDICTS_WAITING),
+        rates=RateLimits.of(settings),
         leaderboards=ResponseCache(settings.leaderboard_cache_seconds),
     )
 

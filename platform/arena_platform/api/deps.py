@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated
@@ -15,6 +14,7 @@ from sqlmodel import Session
 from arena_platform.api.cache import ResponseCache
 from arena_platform.api.errors import ApiError
 from arena_platform.api.hosts import HostCache
+from arena_platform.api.limits import ComputePool, RateLimits
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session as open_session
 from arena_platform.models import User
@@ -34,7 +34,8 @@ class Services:
     blobs: BlobStore
     enqueue: Enqueue
     hosts: HostCache  # model hosts for predict
-    validation_slots: threading.BoundedSemaphore  # uploads validated at once; others wait
+    compute: ComputePool  # runs validation and predict's search, a few at a time
+    rates: RateLimits  # per-client allowances kept in this process
     leaderboards: ResponseCache  # serialized leaderboards per ladder id, a second old at most
 
 
@@ -75,7 +76,16 @@ def current_user(
     return user
 
 
+def optional_user(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
+) -> User | None:
+    """The token's owner for routes open to all (None without a token); 401 for a bad token, so a
+    caller never silently gets the anonymous treatment by mistyping theirs."""
+    return None if credentials is None else current_user(credentials, session)
+
+
 CurrentUser = Annotated[User, Depends(current_user)]
+OptionalUser = Annotated[User | None, Depends(optional_user)]
 BotId = Annotated[int, Path(ge=1, le=MAX_ID, description="a bot's id")]
 GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="a game's id")]
 LadderId = Annotated[int, Path(ge=1, le=MAX_ID, description="a ladder's id")]

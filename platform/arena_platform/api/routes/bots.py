@@ -108,7 +108,7 @@ async def upload_bot(
         "head": head,
     }
     overrides = await run_in_threadpool(_manifest_overrides, model_bytes, played, given)
-    report = await run_in_threadpool(_validate, services, model_bytes, played, overrides)
+    report = await services.compute.run(validate, model_bytes, played, overrides)
     if not report.ok:
         raise ApiError(422, report.code, report.message, extra={"report": report.to_dict()})
     model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
@@ -214,14 +214,6 @@ def _manifest_overrides(model_bytes: bytes, game: Game, given: dict[str, Any]) -
         return given  # not a readable model: validation says why
     defaults = {"game": game.name, "game_version": game.spec.version}
     return {name: value for name, value in defaults.items() if METADATA_PREFIX + name not in stated} | given
-
-
-def _validate(
-    services: Services, model_bytes: bytes, game: Game, overrides: dict[str, Any]
-) -> ValidationReport:
-    """The full validation, in this worker thread; at most `validation_slots` run at once."""
-    with services.validation_slots:
-        return validate(model_bytes, game, overrides)
 
 
 def _record_upload(
