@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 from fastapi.testclient import TestClient
 
+from arena_games.registry import GAMES
 from arena_platform.api.errors import ApiError
 from arena_platform.api.limits import ComputePool, RateLimiter
 from arena_platform.api.routes import bots as bot_routes
@@ -150,3 +151,15 @@ def test_predict_budget_is_bounded(make_app, seeded):
 def test_predict_refuses_booleans_for_numbers(client, seeded, field):
     response = client.post("/api/v1/predict", json={"bot_id": seeded.random, **field})
     assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
+
+
+def test_the_openapi_description_carries_the_bot_contract_and_the_docs_are_local(client):
+    description = client.get("/api/v1/openapi.json").json()["info"]["description"]
+    assert "## A bot" in description
+    for game in GAMES.values():
+        assert f"`{game.spec.name}`, version {game.spec.version}" in description
+        for name, shape in game.spec.inputs.items():
+            assert f"| input | `{name}` | {' x '.join(map(str, shape))} |" in description
+    page = client.get("/docs").text
+    assert "cdn" not in page
+    assert client.get("/docs/assets/swagger-ui-bundle.js").status_code == 200

@@ -357,3 +357,25 @@ def test_screenshots_of_every_page(browser: Browser, site, screenshot: Callable[
                 expect(page.locator("#replay")).to_have_attribute("data-ready", "true")
             assert screenshot(page, f"{name}-{device}").stat().st_size > 0
         context.close()
+
+
+def test_the_api_docs_render_with_no_access_beyond_this_server(watched, site):
+    """Swagger UI's files come from Arena itself: with every other host cut off, /docs still draws
+    the API and the bot contract."""
+    page = watched.page
+    outside: list[str] = []
+
+    def only_this_server(route) -> None:
+        if route.request.url.startswith(site.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_this_server)
+    page.goto(f"{site.url}/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Arena", timeout=TIMEOUT_MS)
+    expect(page.locator(".swagger-ui .info h2", has_text="A bot")).to_be_visible()
+    expect(page.locator(".swagger-ui .info", has_text="43 x 5 x 5")).to_be_visible()
+    expect(page.locator(".opblock-summary-path", has_text="/api/v1/predict")).to_be_visible()
+    assert outside == []

@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from arena_platform.api.body_limit import BodySizeLimit
 from arena_platform.api.cache import ResponseCache
 from arena_platform.api.deps import Services
+from arena_platform.api.docs import api_description, install_docs
 from arena_platform.api.errors import documented, install_error_handlers
 from arena_platform.api.hosts import HostCache
 from arena_platform.api.limits import ComputePool, RateLimits
@@ -68,8 +69,9 @@ def create_app(
     app = FastAPI(
         title="Arena",
         summary="Upload game-playing neural networks; watch them play, rated on a leaderboard.",
+        description=api_description(),
         version="1",
-        docs_url="/docs",
+        docs_url=None,  # install_docs serves it from local files
         redoc_url=None,
         openapi_url=f"{API_PREFIX}/openapi.json",
         lifespan=lifespan,
@@ -81,5 +83,6 @@ def create_app(
     for module in (bots, games, frames, ladders, predict, health):
         api.include_router(module.router)
     app.include_router(api)
+    install_docs(app)  # /docs
     install_pages(app)  # the web pages and /static
     return app
