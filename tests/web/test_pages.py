@@ -379,3 +379,30 @@ def test_the_api_docs_render_with_no_access_beyond_this_server(watched, site):
     expect(page.locator(".swagger-ui .info", has_text="43 x 5 x 5")).to_be_visible()
     expect(page.locator(".opblock-summary-path", has_text="/api/v1/predict")).to_be_visible()
     assert outside == []
+
+
+@pytest.mark.parametrize(
+    ("frames", "reason"),
+    [
+        ("unreachable", "Arena could not be reached"),
+        ('{"game": "bobail", "frames": null}', "this viewer failed to draw it"),  # breaks the viewer
+        ("<html>proxy error</html>", "the server's answer was not readable"),
+    ],
+)
+def test_the_replay_viewer_says_in_words_why_it_cannot_show_a_game(watched, site, frames, reason):
+    page = watched.page
+
+    def answer(route) -> None:
+        if frames == "unreachable":
+            route.abort()
+        else:
+            route.fulfill(status=200, content_type="application/json", body=frames)
+
+    page.route("**/api/v1/games/*/frames", answer)
+    page.goto(f"{site.url}/games/{site.games['bobail']}")
+    expect(page.locator("#replay")).to_have_attribute("data-ready", "error", timeout=TIMEOUT_MS)
+    shown = page.locator("#ply").text_content()
+    assert shown.startswith("The replay cannot be shown: ")
+    assert reason in shown
+    assert not re.search(r"TypeError|Failed to fetch|JSON|null|undefined|properties", shown), shown
+    watched.errors.clear()  # the failed request, and the viewer's bug logged for developers
