@@ -163,3 +163,27 @@ def test_the_openapi_description_carries_the_bot_contract_and_the_docs_are_local
     page = client.get("/docs").text
     assert "cdn" not in page
     assert client.get("/docs/assets/swagger-ui-bundle.js").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/api/v1/bots", "GET, POST"),  # two routes share the path
+        ("POST", "/api/v1/bots/1", "DELETE, GET"),
+        ("GET", "/api/v1/predict", "POST"),
+        ("DELETE", "/api/v1/ladders", "GET"),
+    ],
+)
+def test_a_405_names_every_method_the_path_allows(client, method, path, allow):
+    response = client.request(method, path)
+    assert (response.status_code, response.json()["code"]) == (405, "method_not_allowed")
+    assert response.headers["Allow"] == allow
+
+
+def test_unknown_pages_get_the_html_404_page_and_unknown_api_paths_json(client):
+    page = client.get("/no/such/page")
+    assert page.status_code == 404
+    assert page.headers["content-type"].startswith("text/html")
+    assert "<h1>Not found</h1>" in page.text
+    api = client.get("/api/v1/no/such/thing")
+    assert (api.status_code, api.json()["code"]) == (404, "not_found")

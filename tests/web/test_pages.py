@@ -325,7 +325,9 @@ def test_the_upload_page_shows_the_validation_rejection(watched, site, hostile_b
     watched.errors.clear()
 
 
-@pytest.mark.parametrize("path", ["/bots/999999", "/games/999999", "/ladders/999999", "/bots/not-an-id"])
+@pytest.mark.parametrize(
+    "path", ["/bots/999999", "/games/999999", "/ladders/999999", "/bots/not-an-id", "/no/such/page"]
+)
 def test_unknown_ids_get_the_not_found_page(watched, site, path):
     response = watched.page.goto(site.url + path)
     assert response.status == 404

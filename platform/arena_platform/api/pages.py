@@ -161,6 +161,11 @@ def _not_found(request: Request, what: str) -> HTMLResponse:
     return _render(request, "404.html", status_code=404, what=what)
 
 
+def not_found_page(request: Request) -> HTMLResponse:
+    """The 404 page for a path no route answers (the API's own paths get JSON errors)."""
+    return _not_found(request, "page")
+
+
 def _number(text: str) -> int | None:
     """The id (or count) written in `text`: a whole number from 1 to MAX_ID; None for anything else."""
     if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))):
