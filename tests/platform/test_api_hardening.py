@@ -13,10 +13,14 @@ import jsonschema
 import pytest
 from fastapi.testclient import TestClient
 
+from arena_bots.manifest import Manifest
 from arena_games.registry import GAMES
 from arena_platform.api.errors import ApiError
 from arena_platform.api.limits import ComputePool, RateLimiter
 from arena_platform.api.routes import bots as bot_routes
+from arena_platform.db import session
+from arena_platform.models import Bot, Rating
+from arena_platform.store import bots
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -187,3 +191,33 @@ def test_unknown_pages_get_the_html_404_page_and_unknown_api_paths_json(client):
     assert "<h1>Not found</h1>" in page.text
     api = client.get("/api/v1/no/such/thing")
     assert (api.status_code, api.json()["code"]) == (404, "not_found")
+
+
+def test_a_played_but_unrated_bot_does_not_say_it_has_no_games(client, engine, seeded):
+    with session(engine) as db:
+        db.delete(db.get(Rating, (seeded.ladder_id, seeded.alpha)))  # played, refit not yet run
+        db.commit()
+    played = client.get(f"/bots/{seeded.alpha}").text
+    assert "no games yet" not in played
+    assert "rated at the next refit" in played
+    assert "no games yet" in client.get(f"/bots/{seeded.uct}").text  # queued pairings, no games
+
+
+def test_a_retired_version_links_to_the_newest(client, engine, blobs, onnx_bot, seeded):
+    with session(engine) as db:
+        alpha = db.get(Bot, seeded.alpha)
+        manifest = Manifest(game="bobail", game_version=1, name="alpha", player="mcts")
+        newer = bots.create_network_bot(
+            db,
+            ladder_id=seeded.ladder_id,
+            owner_id=alpha.owner_id,
+            manifest=manifest,
+            report={"ok": True, "code": "", "message": ""},
+            model_sha256=blobs.put(onnx_bot(seed=9)),
+        )
+        db.commit()
+        newer_id = newer.id
+    retired = client.get(f"/bots/{seeded.alpha}").text
+    assert f'<a href="/bots/{newer_id}">alpha v2</a>' in retired
+    assert "This version is retired" not in client.get(f"/bots/{newer_id}").text
+    assert "This version is retired" not in client.get(f"/bots/{seeded.beta}").text

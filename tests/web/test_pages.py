@@ -408,3 +408,22 @@ def test_the_replay_viewer_says_in_words_why_it_cannot_show_a_game(watched, site
     assert reason in shown
     assert not re.search(r"TypeError|Failed to fetch|JSON|null|undefined|properties", shown), shown
     watched.errors.clear()  # the failed request, and the viewer's bug logged for developers
+
+
+def test_the_games_list_names_each_games_ladder(page, site):
+    page.goto(f"{site.url}/games")
+    expect(page.locator("#games thead th", has_text="Ladder")).to_have_count(1)
+    for name, ladder_id in (("bobail", site.bobail_ladder), ("pente", site.pente_ladder)):
+        cell = page.locator(f'tr[data-game-id="{site.games[name]}"] td.ladder a')
+        expect(cell).to_have_attribute("href", f"/ladders/{ladder_id}")
+        expect(cell).to_contain_text(name)
+
+
+def test_a_bot_with_games_but_no_rating_yet_does_not_say_it_has_none(page, site, unrate):
+    unrate(site.alpha)
+    page.goto(f"{site.url}/bots/{site.alpha}")
+    expect(page.locator("#games tbody tr")).to_have_count(2)
+    expect(page.locator("#history")).to_contain_text("its games count from the next refit")
+    expect(page.locator(".facts")).to_contain_text("rated at the next refit")
+    expect(page.locator("main")).not_to_contain_text("no games yet")
+    expect(page.locator("main")).not_to_contain_text("has not finished a game")

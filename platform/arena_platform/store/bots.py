@@ -13,7 +13,7 @@ from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, User
-from arena_platform.store.reads import BotDetail, BotSummary, RatingView
+from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView
 
 RETIRED = "retired"
 
@@ -105,6 +105,14 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
         report=bot.report,
         rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
     )
+
+
+def newest_version(session: Session, *, ladder_id: int, name: str) -> BotRef | None:
+    """The newest version of the bot `name` on the ladder (what replaced its older versions)."""
+    bot = session.exec(
+        select(Bot).where(Bot.ladder_id == ladder_id, Bot.name == name).order_by(col(Bot.version).desc())
+    ).first()
+    return None if bot is None else BotRef(id=bot.id, name=bot.name, version=bot.version)
 
 
 def retire_bot(session: Session, *, bot: Bot, user_id: int) -> Bot:
