@@ -221,3 +221,53 @@ def test_a_retired_version_links_to_the_newest(client, engine, blobs, onnx_bot, 
     assert f'<a href="/bots/{newer_id}">alpha v2</a>' in retired
     assert "This version is retired" not in client.get(f"/bots/{newer_id}").text
     assert "This version is retired" not in client.get(f"/bots/{seeded.beta}").text
+
+
+def test_self_serve_accounts_get_a_token_once_and_can_revoke_tokens(client, onnx_bot):
+    created = client.post("/api/v1/users", json={"name": "carol"})
+    assert created.status_code == 201, created.text
+    account = created.json()
+    first = _auth(account["token"])
+    assert account["name"] == "carol"
+    second = client.post("/api/v1/tokens", headers=first).json()
+    assert second["token"] != account["token"]
+    upload = _upload(client, second["token"], onnx_bot(), game="bobail", name="c", player="greedy")
+    assert upload.status_code == 201  # the new token writes
+    assert client.delete(f"/api/v1/tokens/{second['token_id']}", headers=first).status_code == 204
+    revoked = client.post("/api/v1/tokens", headers=_auth(second["token"]))
+    assert (revoked.status_code, revoked.json()["code"]) == (401, "bad_token")
+    again = client.delete(f"/api/v1/tokens/{second['token_id']}", headers=first)
+    assert (again.status_code, again.json()["code"]) == (404, "not_found")
+    assert client.delete("/api/v1/tokens/current", headers=first).status_code == 204
+    assert client.post("/api/v1/tokens", headers=first).status_code == 401
+
+
+def test_no_one_revokes_another_users_token(client, seeded):
+    mine = client.post("/api/v1/users", json={"name": "dave"}).json()
+    refused = client.delete(f"/api/v1/tokens/{mine['token_id']}", headers=_auth(seeded.alice_token))
+    assert (refused.status_code, refused.json()["code"]) == (404, "not_found")
+    assert client.post("/api/v1/tokens", headers=_auth(mine["token"])).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"name": "alice"}, 409, "name_taken"),
+        ({"name": " padded "}, 422, "invalid_name"),
+        ({"name": ""}, 422, "invalid_name"),
+        ({"name": "x" * 65}, 422, "invalid_request"),
+        ({"name": 7}, 422, "invalid_request"),
+        ({}, 422, "invalid_request"),
+    ],
+)
+def test_account_names_are_checked(client, seeded, body, status, code):
+    response = client.post("/api/v1/users", json=body)
+    assert (response.status_code, response.json()["code"]) == (status, code)
+
+
+def test_accounts_are_rate_limited_per_address(make_app):
+    with TestClient(make_app(accounts_per_hour=2)) as client:
+        answers = [client.post("/api/v1/users", json={"name": f"u{n}"}) for n in range(3)]
+        assert [answer.status_code for answer in answers] == [201, 201, 429]
+        assert answers[2].json()["code"] == "rate_limited"
+        assert int(answers[2].headers["Retry-After"]) > 3500

@@ -17,7 +17,7 @@ from arena_platform.api.hosts import HostCache
 from arena_platform.api.limits import ComputePool, RateLimits
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session as open_session
-from arena_platform.models import User
+from arena_platform.models import ApiToken, User
 from arena_platform.queue import Enqueue
 from arena_platform.settings import Settings
 from arena_platform.store import users
@@ -55,25 +55,47 @@ def get_session(services: ServicesDep) -> Iterator[Session]:
 
 SessionDep = Annotated[Session, Depends(get_session)]
 
-_bearer = HTTPBearer(auto_error=False, description="an API token, as printed by `arena user create NAME`")
+_bearer = HTTPBearer(
+    auto_error=False, description="an API token, from POST /api/v1/users or `arena user create NAME`"
+)
 
 
 def current_user(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
 ) -> User:
     """The owner of the request's bearer token; 401 without a valid one."""
-    challenge = {"WWW-Authenticate": "Bearer"}
+    user = users.user_for_token(session, token=_presented(credentials))
+    if user is None:
+        raise _bad_token()
+    return user
+
+
+def current_token(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
+) -> ApiToken:
+    """The row of the request's bearer token (to revoke it); 401 without a valid one."""
+    token = users.active_token(session, token=_presented(credentials))
+    if token is None:
+        raise _bad_token()
+    return token
+
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+def _presented(credentials: HTTPAuthorizationCredentials | None) -> str:
     if credentials is None:
         raise ApiError(
             401,
             "unauthorized",
             "this request needs an API token: Authorization: Bearer <token>",
-            headers=challenge,
+            headers=_CHALLENGE,
         )
-    user = users.user_for_token(session, token=credentials.credentials)
-    if user is None:
-        raise ApiError(401, "bad_token", "the API token is unknown or revoked", headers=challenge)
-    return user
+    return credentials.credentials
+
+
+def _bad_token() -> ApiError:
+    return ApiError(401, "bad_token", "the API token is unknown or revoked", headers=_CHALLENGE)
 
 
 def optional_user(
@@ -85,6 +107,7 @@ def optional_user(
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
+CurrentToken = Annotated[ApiToken, Depends(current_token)]
 OptionalUser = Annotated[User | None, Depends(optional_user)]
 BotId = Annotated[int, Path(ge=1, le=MAX_ID, description="a bot's id")]
 GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="a game's id")]
