@@ -17,6 +17,7 @@ from typing import ParamSpec, TypeVar
 
 import anyio
 import anyio.to_thread
+from starlette.requests import HTTPConnection
 
 from arena_platform.api.errors import ApiError
 from arena_platform.settings import Settings
@@ -24,6 +25,12 @@ from arena_platform.settings import Settings
 Params = ParamSpec("Params")
 Result = TypeVar("Result")
 _SWEEP_AT_KEYS = 10_000  # past this many keys, those idle for a whole window are forgotten
+
+
+def client_address(request: HTTPConnection) -> str:
+    """The key of an anonymous client: its IP address as the server sees it (behind a proxy, the
+    proxy's, unless the server is told to trust its forwarding headers)."""
+    return request.client.host if request.client else "unknown"
 
 
 class RateLimiter:

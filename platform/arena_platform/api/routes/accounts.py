@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from arena_platform.api.deps import MAX_ID, CurrentToken, CurrentUser, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
+from arena_platform.api.limits import client_address
 from arena_platform.store import users
 
 router = APIRouter(tags=["accounts"])
@@ -50,8 +51,9 @@ class NewAccount(IssuedToken):
 )
 async def create_user(body: NewUser, http: Request, session: SessionDep, services: ServicesDep) -> NewAccount:
     """Rate-limited per client address; the token in the answer is shown only this once."""
-    address = http.client.host if http.client else "unknown"
-    services.rates.accounts_by_address.check(address, what="new accounts per hour from one address")
+    services.rates.accounts_by_address.check(
+        client_address(http), what="new accounts per hour from one address"
+    )
     return await run_in_threadpool(_create_user, session, body.name)
 
 

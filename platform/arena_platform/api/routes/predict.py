@@ -24,6 +24,7 @@ from arena_games.api import BadConfig, BadStateDict, Game, GameError, IllegalAct
 from arena_games.registry import get_game
 from arena_platform.api.deps import MAX_ID, OptionalUser, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
+from arena_platform.api.limits import client_address
 from arena_platform.models import Bot, Ladder, User
 from arena_platform.settings import Settings
 from arena_platform.store import bots, ladders
@@ -100,9 +101,8 @@ def _count_request(services: Services, http: HttpRequest, user: User | None) -> 
     if user is not None:
         services.rates.predict_by_owner.check(user.id, what="predictions per minute per token owner")
     else:
-        address = http.client.host if http.client else "unknown"
         services.rates.predict_by_address.check(
-            address, what="predictions per minute from one address without a token"
+            client_address(http), what="predictions per minute from one address without a token"
         )
 
 
