@@ -26,7 +26,11 @@ from arena_platform.settings import Settings
 
 API_PREFIX = "/api/v1"
 PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict; at least COMPUTE_SLOTS
-COMPUTE_SLOTS = 2  # validations and predictions computed at once, together; more wait their turn
+# Validations and predictions computed at once, together; more wait their turn. One: searches are
+# Python threads sharing the GIL with the event loop. 32 clients looping on predict (bobail UCT, 400
+# simulations, 2 busy cores): one slot served 18 predictions in 10 s with the leaderboard's p50 at
+# ~55 ms, two slots 21-22 with its p50 at 135-170 ms (idle: 9 ms; before the pool: 6.8 s).
+COMPUTE_SLOTS = 1
 PREDICTS_WAITING = 8  # predictions waiting for a slot; more are refused (503 busy)
 
 
