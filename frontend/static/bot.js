@@ -8,9 +8,10 @@ import { gamesTable } from "./gametable.js";
 const data = pageData();
 const HISTORY_HEIGHT = 220;
 
-function drawHistory(container, history) {
+function drawHistory(container, history, played) {
   if (!history.length) {
-    container.replaceChildren(h("p", { class: "muted" }, "No rating yet: the bot has not finished a game."));
+    const why = played ? "its games count from the next refit." : "the bot has not finished a game.";
+    container.replaceChildren(h("p", { class: "muted" }, `No rating yet: ${why}`));
     return;
   }
   drawAtWidth(container, (width) => {
@@ -70,6 +71,6 @@ function opponentsTable(opponents) {
   );
 }
 
-drawHistory(document.getElementById("history"), data.history);
+drawHistory(document.getElementById("history"), data.history, data.games.length > 0);
 document.getElementById("opponents").replaceChildren(opponentsTable(data.opponents));
 document.getElementById("games").replaceChildren(gamesTable(data.games, { botId: data.bot.id }));

@@ -39,11 +39,33 @@ export function pageData() {
   return JSON.parse(document.getElementById("page-data").textContent);
 }
 
-/** GET a JSON document of this server; an Error with the API's sentence when it answers an error. */
+/** An error whose message is written for people (pages show it as it is); any other error is
+ *  a bug or a browser's own message, which pages replace with a sentence of their own. */
+export class ReadableError extends Error {
+  constructor(message, code = "error") {
+    super(message);
+    this.name = "ReadableError";
+    this.code = code;
+  }
+}
+
+/** GET a JSON document of this server. Fails with a ReadableError: the API's sentence and code
+ *  when it answers an error, or a sentence of ours when the server cannot be reached or answers
+ *  something that is not JSON. */
 export async function getJson(url) {
-  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  let response;
+  try {
+    response = await fetch(url, { headers: { Accept: "application/json" } });
+  } catch {
+    throw new ReadableError("Arena could not be reached: check the connection, then reload the page.", "unreachable");
+  }
   const body = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(body?.detail ?? `${url} answered ${response.status}`);
+  if (!response.ok) {
+    throw typeof body?.detail === "string"
+      ? new ReadableError(body.detail, body.code)
+      : new ReadableError(`the server answered ${response.status} without an explanation; reload the page to try again.`, "http_error");
+  }
+  if (body === null) throw new ReadableError("the server's answer was not readable; reload the page to try again.", "not_json");
   return body;
 }
 

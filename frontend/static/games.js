@@ -5,7 +5,7 @@ import { pageData } from "./dom.js";
 import { gamesTable } from "./gametable.js";
 
 const data = pageData();
-document.getElementById("games").replaceChildren(gamesTable(data.games, { botId: data.bot_id }));
+document.getElementById("games").replaceChildren(gamesTable(data.games, { botId: data.bot_id, ladders: data.ladders }));
 
 const filters = document.getElementById("filters");
 filters.addEventListener("change", (event) => {

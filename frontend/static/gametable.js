@@ -27,8 +27,8 @@ export function resultText(game, botId = null) {
 }
 
 /** A table of `games` (the API's GameSummary list), or a short note when there are none.
- *  With `botId`, results are that bot's. */
-export function gamesTable(games, { botId = null } = {}) {
+ *  With `botId`, results are that bot's; with `ladders` ({id: name}), a column names each game's ladder. */
+export function gamesTable(games, { botId = null, ladders = null } = {}) {
   if (!games.length) return h("p", { class: "muted" }, "No games yet.");
   return h(
     "table",
@@ -40,6 +40,7 @@ export function gamesTable(games, { botId = null } = {}) {
         "tr",
         {},
         h("th", { scope: "col" }, "Game"),
+        ladders && h("th", { scope: "col" }, "Ladder"),
         h("th", { scope: "col", class: "wide-only" }, "Played"),
         h("th", { scope: "col" }, "P1"),
         h("th", { scope: "col" }, "P2"),
@@ -48,17 +49,18 @@ export function gamesTable(games, { botId = null } = {}) {
         h("th", { scope: "col", class: "num wide-only" }, "Steps"),
       ),
     ),
-    h("tbody", {}, games.map((game) => gameRow(game, botId))),
+    h("tbody", {}, games.map((game) => gameRow(game, botId, ladders))),
   );
 }
 
-function gameRow(game, botId) {
+function gameRow(game, botId, ladders) {
   const end = describeEnd(game);
   const result = resultText(game, botId);
   return h(
     "tr",
     { "data-game-id": game.id },
     h("td", { class: "game" }, h("a", { href: `/games/${game.id}` }, `#${game.id}`)),
+    ladders && h("td", { class: "ladder" }, h("a", { href: `/ladders/${game.ladder_id}` }, ladders[game.ladder_id] ?? `ladder ${game.ladder_id}`)),
     h("td", { class: "played wide-only" }, shortTime(game.created_at)),
     h("td", { class: "seat first" }, botLink(game.first)),
     h("td", { class: "seat second" }, botLink(game.second)),

@@ -3,7 +3,7 @@
 // leaderboard every `poll_ms` and redraws the rows in place, without reloading. The progress
 // line counts pairings by state and estimates the time left from the completion rate seen here.
 
-import { h, svg, getJson, pageData } from "./dom.js";
+import { h, svg, getJson, pageData, ReadableError } from "./dom.js";
 import { padded } from "./plot.js";
 
 const RATE_WINDOW_MS = 5 * 60 * 1000; // the completion rate is measured over the last five minutes
@@ -177,7 +177,9 @@ async function poll() {
       render();
       status.textContent = `live: updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
-      status.textContent = `live updates paused (${error.message}); retrying`;
+      if (!(error instanceof ReadableError)) console.error(error); // a bug of this page
+      const reason = error instanceof ReadableError ? error.message : "this page failed to draw the news";
+      status.textContent = `live updates paused (${reason}); retrying`;
     }
   }
   setTimeout(poll, data.poll_ms);

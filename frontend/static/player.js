@@ -11,7 +11,7 @@
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
 //   caption(view) -> string: a line under the board (captures, phase...)
 
-import { h, getJson, pageData } from "./dom.js";
+import { h, getJson, pageData, ReadableError } from "./dom.js";
 import { describeEnd } from "./gametable.js";
 import { playedMoves, searchSummary, searchedMoves, valuePlot } from "./overlay.js";
 
@@ -29,11 +29,11 @@ const controls = {
 };
 
 async function loadRenderer(game) {
-  if (!GAME_NAME.test(game)) throw new Error(`no renderer for the game ${JSON.stringify(game)}`);
+  if (!GAME_NAME.test(game)) throw new ReadableError("this viewer does not know the game of this replay.");
   try {
     return await import(`./renderers/${game}.js`);
   } catch {
-    throw new Error(`this viewer has no renderer for ${game} yet`);
+    throw new ReadableError(`this viewer has no renderer for ${game} yet.`);
   }
 }
 
@@ -146,7 +146,11 @@ async function main() {
     const replay = await getJson(data.frames_url);
     start(replay, await loadRenderer(replay.game), data.game);
   } catch (error) {
-    controls.ply.textContent = `The replay cannot be shown: ${error.message}`;
+    // A readable error is shown as it is; anything else is a bug of this viewer, whose raw text
+    // (a browser's TypeError...) would tell a visitor nothing: it goes to the console instead.
+    if (!(error instanceof ReadableError)) console.error(error);
+    const reason = error instanceof ReadableError ? error.message : "this viewer failed to draw it (a bug in Arena, not in the game).";
+    controls.ply.textContent = `The replay cannot be shown: ${reason}`;
     root.dataset.ready = "error";
   }
 }

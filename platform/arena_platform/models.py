@@ -43,6 +43,17 @@ class ApiToken(SQLModel, table=True):
     revoked_at: datetime | None = _time(nullable=True)
 
 
+class UploadAttempt(SQLModel, table=True):
+    """One upload a user sent, accepted or not: the upload rate limit counts these rows, so a
+    rejected model or a malformed form costs the sender as much as an accepted bot."""
+
+    __table_args__ = (Index("ix_uploadattempt_user_id_created_at", "user_id", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id")  # indexed first in (user_id, created_at)
+    created_at: datetime = _created()
+
+
 class Ladder(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("game", "game_version", "simulations"),)
 

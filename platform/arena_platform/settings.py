@@ -30,7 +30,11 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     max_upload_bytes: int = 32 * 1024 * 1024  # request bodies above this get 413 while streaming
-    uploads_per_hour: int = 20  # per user
+    uploads_per_hour: int = 20  # per user, counting rejected uploads too
+    predicts_per_minute: int = 30  # per client address, for predict requests without a token
+    predicts_per_minute_per_token: int = 120  # per token owner (any address), for requests with one
+    predict_max_simulations: int = 400  # the largest search budget predict runs (see PredictRequest)
+    accounts_per_hour: int = 5  # self-serve accounts created per client address
     games_per_pairing: int = 2  # seat-swapped games from one opening
     ladder_simulations: int = 100  # evaluations per move on the ladders uploads join (as the zoo's bars)
     lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
@@ -71,6 +75,10 @@ class Settings:
         positive = (
             "max_upload_bytes",
             "uploads_per_hour",
+            "predicts_per_minute",
+            "predicts_per_minute_per_token",
+            "predict_max_simulations",
+            "accounts_per_hour",
             "lease_seconds",
             "max_attempts",
             "port",

@@ -112,7 +112,7 @@ def test_a_bot_for_another_game_is_refused(client, new_user, onnx_bot, game, mod
     assert (response.status_code, response.json()["code"]) == (422, code)
 
 
-def test_uploads_are_rate_limited_per_user_from_the_bot_table(make_app, new_user, onnx_bot, monkeypatch):
+def test_uploads_are_rate_limited_per_user(make_app, new_user, onnx_bot, monkeypatch):
     token = new_user("alice")
     with TestClient(make_app(uploads_per_hour=1)) as client:
         assert (

@@ -36,6 +36,13 @@ def test_a_token_is_shown_once_and_stored_as_its_hash(engine: Engine):
         assert users.user_for_token(db, token=token) is None
         assert not users.revoke_token(db, token=token)
         assert users.user_for_token(db, token=second).id == user.id
+        second_id = users.active_token(db, token=second).id
+        other, _ = users.create_user(db, name="bob")
+        assert not users.revoke_token_by_id(db, user_id=other.id, token_id=second_id)  # not bob's
+        assert users.revoke_token_by_id(db, user_id=user.id, token_id=second_id)
+        db.commit()
+        assert users.user_for_token(db, token=second) is None
+        assert not users.revoke_token_by_id(db, user_id=user.id, token_id=second_id)
 
 
 @pytest.mark.parametrize("name", ["", " padded", "x" * 65, "tab\there"])
@@ -140,15 +147,21 @@ def test_only_the_owner_retires_a_bot(engine: Engine, seeded):
         ]
 
 
-def test_uploads_since_counts_the_owners_recent_bots_in_utc(engine: Engine, seeded):
+def test_upload_attempts_are_counted_per_user_in_utc(engine: Engine, seeded):
     with session(engine) as db:
         alice = users.get_user_by_name(db, name="alice")
+        bob = users.get_user_by_name(db, name="bob")
         hour_ago = datetime.now(UTC) - timedelta(hours=1)
-        times = bots.uploads_since(db, owner_id=alice.id, since=hour_ago)
-        assert len(times) == 1
+        users.record_upload_attempt(db, user_id=alice.id)
+        users.record_upload_attempt(db, user_id=alice.id)
+        users.record_upload_attempt(db, user_id=bob.id)
+        db.commit()
+        times = users.upload_attempts_since(db, user_id=alice.id, since=hour_ago)
+        assert len(times) == 2
         assert times[0].tzinfo is not None
-        assert times[0] > hour_ago
-        assert bots.uploads_since(db, owner_id=alice.id, since=datetime.now(UTC) + timedelta(seconds=5)) == []
+        assert hour_ago < times[0] <= times[1]
+        later = datetime.now(UTC) + timedelta(seconds=5)
+        assert users.upload_attempts_since(db, user_id=alice.id, since=later) == []
 
 
 def test_bot_listing_and_description(engine: Engine, seeded):

@@ -198,6 +198,26 @@ def finish_pairings(site: Site) -> Iterator[Callable[[int], None]]:
 
 
 @pytest.fixture
+def unrate(site: Site) -> Iterator[Callable[[int], None]]:
+    """`unrate(bot_id)`: removes a bobail bot's rating and history, as before its first refit
+    (its games stay); the rows are put back after the test."""
+    removed: list[Rating | RatingHistory] = []
+
+    def remove(bot_id: int) -> None:
+        with session(site.engine) as db:
+            for model in (Rating, RatingHistory):
+                for row in db.exec(select(model).where(model.bot_id == bot_id)).all():
+                    removed.append(model(**row.model_dump()))
+                    db.delete(row)
+            db.commit()
+
+    yield remove
+    with session(site.engine) as db:
+        db.add_all(removed)
+        db.commit()
+
+
+@pytest.fixture
 def screenshot() -> Callable[[Page, str], Path]:
     """`screenshot(page, name)`: saves the whole page under artifacts/screenshots/NAME.png."""
 

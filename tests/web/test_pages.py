@@ -325,7 +325,9 @@ def test_the_upload_page_shows_the_validation_rejection(watched, site, hostile_b
     watched.errors.clear()
 
 
-@pytest.mark.parametrize("path", ["/bots/999999", "/games/999999", "/ladders/999999", "/bots/not-an-id"])
+@pytest.mark.parametrize(
+    "path", ["/bots/999999", "/games/999999", "/ladders/999999", "/bots/not-an-id", "/no/such/page"]
+)
 def test_unknown_ids_get_the_not_found_page(watched, site, path):
     response = watched.page.goto(site.url + path)
     assert response.status == 404
@@ -357,3 +359,71 @@ def test_screenshots_of_every_page(browser: Browser, site, screenshot: Callable[
                 expect(page.locator("#replay")).to_have_attribute("data-ready", "true")
             assert screenshot(page, f"{name}-{device}").stat().st_size > 0
         context.close()
+
+
+def test_the_api_docs_render_with_no_access_beyond_this_server(watched, site):
+    """Swagger UI's files come from Arena itself: with every other host cut off, /docs still draws
+    the API and the bot contract."""
+    page = watched.page
+    outside: list[str] = []
+
+    def only_this_server(route) -> None:
+        if route.request.url.startswith(site.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_this_server)
+    page.goto(f"{site.url}/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Arena", timeout=TIMEOUT_MS)
+    expect(page.locator(".swagger-ui .info h2", has_text="A bot")).to_be_visible()
+    expect(page.locator(".swagger-ui .info", has_text="43 x 5 x 5")).to_be_visible()
+    expect(page.locator(".opblock-summary-path", has_text="/api/v1/predict")).to_be_visible()
+    assert outside == []
+
+
+@pytest.mark.parametrize(
+    ("frames", "reason"),
+    [
+        ("unreachable", "Arena could not be reached"),
+        ('{"game": "bobail", "frames": null}', "this viewer failed to draw it"),  # breaks the viewer
+        ("<html>proxy error</html>", "the server's answer was not readable"),
+    ],
+)
+def test_the_replay_viewer_says_in_words_why_it_cannot_show_a_game(watched, site, frames, reason):
+    page = watched.page
+
+    def answer(route) -> None:
+        if frames == "unreachable":
+            route.abort()
+        else:
+            route.fulfill(status=200, content_type="application/json", body=frames)
+
+    page.route("**/api/v1/games/*/frames", answer)
+    page.goto(f"{site.url}/games/{site.games['bobail']}")
+    expect(page.locator("#replay")).to_have_attribute("data-ready", "error", timeout=TIMEOUT_MS)
+    shown = page.locator("#ply").text_content()
+    assert shown.startswith("The replay cannot be shown: ")
+    assert reason in shown
+    assert not re.search(r"TypeError|Failed to fetch|JSON|null|undefined|properties", shown), shown
+    watched.errors.clear()  # the failed request, and the viewer's bug logged for developers
+
+
+def test_the_games_list_names_each_games_ladder(page, site):
+    page.goto(f"{site.url}/games")
+    expect(page.locator("#games thead th", has_text="Ladder")).to_have_count(1)
+    for name, ladder_id in (("bobail", site.bobail_ladder), ("pente", site.pente_ladder)):
+        cell = page.locator(f'tr[data-game-id="{site.games[name]}"] td.ladder a')
+        expect(cell).to_have_attribute("href", f"/ladders/{ladder_id}")
+        expect(cell).to_contain_text(name)
+
+
+def test_a_bot_with_games_but_no_rating_yet_does_not_say_it_has_none(page, site, unrate):
+    unrate(site.alpha)
+    page.goto(f"{site.url}/bots/{site.alpha}")
+    expect(page.locator("#games tbody tr")).to_have_count(2)
+    expect(page.locator("#history")).to_contain_text("its games count from the next refit")
+    expect(page.locator(".facts")).to_contain_text("rated at the next refit")
+    expect(page.locator("main")).not_to_contain_text("no games yet")
+    expect(page.locator("main")).not_to_contain_text("has not finished a game")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -14,18 +13,25 @@ from starlette.concurrency import run_in_threadpool
 from arena_platform.api.body_limit import BodySizeLimit
 from arena_platform.api.cache import ResponseCache
 from arena_platform.api.deps import Services
+from arena_platform.api.docs import api_description, install_docs
 from arena_platform.api.errors import documented, install_error_handlers
 from arena_platform.api.hosts import HostCache
-from arena_platform.api.pages import install_pages
-from arena_platform.api.routes import bots, frames, games, health, ladders, predict
+from arena_platform.api.limits import ComputePool, RateLimits
+from arena_platform.api.pages import install_pages, not_found_page
+from arena_platform.api.routes import accounts, bots, frames, games, health, ladders, predict
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
 from arena_platform.queue import Enqueue, celery_enqueue
 from arena_platform.settings import Settings
 
 API_PREFIX = "/api/v1"
-PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict
-VALIDATION_SLOTS = 2  # uploads validated at once (each spawns a model host); more wait their turn
+PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict; at least COMPUTE_SLOTS
+# Validations and predictions computed at once, together; more wait their turn. One: searches are
+# Python threads sharing the GIL with the event loop. 32 clients looping on predict (bobail UCT, 400
+# simulations, 2 busy cores): one slot served 18 predictions in 10 s with the leaderboard's p50 at
+# ~55 ms, two slots 21-22 with its p50 at 135-170 ms (idle: 9 ms; before the pool: 6.8 s).
+COMPUTE_SLOTS = 1
+PREDICTS_WAITING = 8  # predictions waiting for a slot; more are refused (503 busy)
 
 
 def create_app(
@@ -46,7 +52,8 @@ def create_app(
         blobs=blobs,
         enqueue=enqueue or celery_enqueue(settings.broker_url),
         hosts=HostCache(blobs.get, capacity=PREDICT_HOSTS),
-        validation_slots=threading.BoundedSemaphore(VALIDATION_SLOTS),
+        compute=ComputePool(slots=COMPUTE_SLOTS, max_waiting=PREDICTS_WAITING),
+        rates=RateLimits.of(settings),
         leaderboards=ResponseCache(settings.leaderboard_cache_seconds),
     )
 
@@ -66,18 +73,20 @@ def create_app(
     app = FastAPI(
         title="Arena",
         summary="Upload game-playing neural networks; watch them play, rated on a leaderboard.",
+        description=api_description(),
         version="1",
-        docs_url="/docs",
+        docs_url=None,  # install_docs serves it from local files
         redoc_url=None,
         openapi_url=f"{API_PREFIX}/openapi.json",
         lifespan=lifespan,
     )
     app.state.services = services
-    install_error_handlers(app)
+    install_error_handlers(app, not_found_page=not_found_page)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
-    for module in (bots, games, frames, ladders, predict, health):
+    for module in (accounts, bots, games, frames, ladders, predict, health):
         api.include_router(module.router)
     app.include_router(api)
+    install_docs(app)  # /docs
     install_pages(app)  # the web pages and /static
     return app

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated
@@ -15,9 +14,10 @@ from sqlmodel import Session
 from arena_platform.api.cache import ResponseCache
 from arena_platform.api.errors import ApiError
 from arena_platform.api.hosts import HostCache
+from arena_platform.api.limits import ComputePool, RateLimits
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session as open_session
-from arena_platform.models import User
+from arena_platform.models import ApiToken, User
 from arena_platform.queue import Enqueue
 from arena_platform.settings import Settings
 from arena_platform.store import users
@@ -34,7 +34,8 @@ class Services:
     blobs: BlobStore
     enqueue: Enqueue
     hosts: HostCache  # model hosts for predict
-    validation_slots: threading.BoundedSemaphore  # uploads validated at once; others wait
+    compute: ComputePool  # runs validation and predict's search, a few at a time
+    rates: RateLimits  # per-client allowances kept in this process
     leaderboards: ResponseCache  # serialized leaderboards per ladder id, a second old at most
 
 
@@ -54,28 +55,60 @@ def get_session(services: ServicesDep) -> Iterator[Session]:
 
 SessionDep = Annotated[Session, Depends(get_session)]
 
-_bearer = HTTPBearer(auto_error=False, description="an API token, as printed by `arena user create NAME`")
+_bearer = HTTPBearer(
+    auto_error=False, description="an API token, from POST /api/v1/users or `arena user create NAME`"
+)
 
 
 def current_user(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
 ) -> User:
     """The owner of the request's bearer token; 401 without a valid one."""
-    challenge = {"WWW-Authenticate": "Bearer"}
+    user = users.user_for_token(session, token=_presented(credentials))
+    if user is None:
+        raise _bad_token()
+    return user
+
+
+def current_token(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
+) -> ApiToken:
+    """The row of the request's bearer token (to revoke it); 401 without a valid one."""
+    token = users.active_token(session, token=_presented(credentials))
+    if token is None:
+        raise _bad_token()
+    return token
+
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+def _presented(credentials: HTTPAuthorizationCredentials | None) -> str:
     if credentials is None:
         raise ApiError(
             401,
             "unauthorized",
             "this request needs an API token: Authorization: Bearer <token>",
-            headers=challenge,
+            headers=_CHALLENGE,
         )
-    user = users.user_for_token(session, token=credentials.credentials)
-    if user is None:
-        raise ApiError(401, "bad_token", "the API token is unknown or revoked", headers=challenge)
-    return user
+    return credentials.credentials
+
+
+def _bad_token() -> ApiError:
+    return ApiError(401, "bad_token", "the API token is unknown or revoked", headers=_CHALLENGE)
+
+
+def optional_user(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
+) -> User | None:
+    """The token's owner for routes open to all (None without a token); 401 for a bad token, so a
+    caller never silently gets the anonymous treatment by mistyping theirs."""
+    return None if credentials is None else current_user(credentials, session)
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
+CurrentToken = Annotated[ApiToken, Depends(current_token)]
+OptionalUser = Annotated[User | None, Depends(optional_user)]
 BotId = Annotated[int, Path(ge=1, le=MAX_ID, description="a bot's id")]
 GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="a game's id")]
 LadderId = Annotated[int, Path(ge=1, le=MAX_ID, description="a ladder's id")]

@@ -7,14 +7,18 @@ request can only produce a 500 through a bug in Arena: those are logged with the
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+API_PATHS = "/api/"  # paths under this answer JSON errors, always; see install_error_handlers
 
 _log = logging.getLogger(__name__)
 
@@ -41,6 +45,20 @@ class ErrorBody(BaseModel):
     code: str
 
 
+class Problem(BaseModel):
+    """One wrong part of a malformed request: where (path of names and indices) and what."""
+
+    loc: list[str]
+    msg: str
+
+
+class InvalidRequest(ErrorBody):
+    """A 422: a malformed request (code `invalid_request`) names every wrong part in `errors`;
+    a well-formed request the route refuses has only `detail` and `code`."""
+
+    errors: list[Problem] | None = None
+
+
 class ApiError(HTTPException):
     """An error for the client: HTTP status, machine code, a sentence, and optional extra fields."""
 
@@ -59,8 +77,8 @@ class ApiError(HTTPException):
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for these error statuses, all with the error body."""
-    return {status: {"model": ErrorBody} for status in statuses}
+    """OpenAPI `responses` for these error statuses, all with the error body (422's with `errors`)."""
+    return {status: {"model": InvalidRequest if status == 422 else ErrorBody} for status in statuses}
 
 
 def not_found(what: str) -> ApiError:
@@ -71,18 +89,37 @@ def error_response(status: int, code: str, detail: str, **extra: Any) -> JSONRes
     return JSONResponse({"detail": detail, "code": code, **extra}, status_code=status)
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(HTTPException, _http_error)
+def install_error_handlers(
+    app: FastAPI, *, not_found_page: Callable[[Request], Response] | None = None
+) -> None:
+    """Error bodies as above. `not_found_page(request)`, when given, answers a 404 outside the API
+    (a person's browser at an unknown page); under API_PATHS a 404 stays JSON."""
+
+    async def http_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        if error.status_code == 404 and not_found_page and not request.url.path.startswith(API_PATHS):
+            return not_found_page(request)
+        code = getattr(error, "code", None) or _CODES_BY_STATUS.get(error.status_code, "error")
+        response = error_response(error.status_code, code, str(error.detail), **getattr(error, "extra", {}))
+        response.headers.update(error.headers or {})
+        if error.status_code == 405:  # Starlette names the methods of the first route of the path only
+            response.headers["Allow"] = ", ".join(allowed_methods(request.app, request.url.path))
+        return response
+
+    app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(Exception, _bug)
 
 
-async def _http_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, HTTPException)
-    code = getattr(error, "code", None) or _CODES_BY_STATUS.get(error.status_code, "error")
-    response = error_response(error.status_code, code, str(error.detail), **getattr(error, "extra", {}))
-    response.headers.update(error.headers or {})
-    return response
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """Every method some route of `path` answers, sorted (the `Allow` of a 405). The routes of
+    included routers too: FastAPI keeps them nested, and its contexts give their full paths."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(app.router.routes):
+        pattern = getattr(route, "path_regex", None)
+        if pattern is not None and route.methods and pattern.match(path):
+            methods |= route.methods
+    return sorted(methods)
 
 
 async def _invalid_request(request: Request, error: Exception) -> JSONResponse:

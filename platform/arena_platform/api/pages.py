@@ -91,7 +91,15 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         "opponents": reads.results_by_opponent(session, bot_id=bot.id),
         "games": reads.list_games(session, bot_id=bot.id, limit=RECENT_GAMES),
     }
-    return _render(request, "bot.html", bot=bot, page_data=data)
+    newest = bots.newest_version(session, ladder_id=bot.ladder_id, name=bot.name)
+    return _render(
+        request,
+        "bot.html",
+        bot=bot,
+        played=bool(data["games"]),  # a new bot can have games before its first rating
+        successor=newest if newest is not None and newest.version > bot.version else None,
+        page_data=data,
+    )
 
 
 @router.get("/games", response_class=HTMLResponse)
@@ -102,17 +110,22 @@ def games_page(
     ladder_id, bot_id, skip = _number(ladder), _number(bot), _number(offset) or 0
     games = reads.list_games(session, ladder_id=ladder_id, bot_id=bot_id, limit=GAMES_PER_PAGE, offset=skip)
     choices = bots.list_bots(session, ladder_id=ladder_id, limit=BOTS_IN_FILTER)
+    all_ladders = ladders.list_ladders(session)
     return _render(
         request,
         "games.html",
-        ladders=ladders.list_ladders(session),
+        ladders=all_ladders,
         bots=choices,
         ladder_id=ladder_id,
         bot_id=bot_id,
         offset=skip,
         more=len(games) == GAMES_PER_PAGE,
         per_page=GAMES_PER_PAGE,
-        page_data={"games": games, "bot_id": bot_id},
+        page_data={
+            "games": games,
+            "bot_id": bot_id,
+            "ladders": {ladder.id: ladder.name for ladder in all_ladders},  # for the ladder column
+        },
     )
 
 
@@ -159,6 +172,11 @@ def _render(request: Request, template: str, *, status_code: int = 200, **contex
 
 def _not_found(request: Request, what: str) -> HTMLResponse:
     return _render(request, "404.html", status_code=404, what=what)
+
+
+def not_found_page(request: Request) -> HTMLResponse:
+    """The 404 page for a path no route answers (the API's own paths get JSON errors)."""
+    return _not_found(request, "page")
 
 
 def _number(text: str) -> int | None:

@@ -7,14 +7,13 @@ retires the older ones: a ladder holds one active version per name.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, User
-from arena_platform.store.reads import BotDetail, BotSummary, RatingView, as_utc
+from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView
 
 RETIRED = "retired"
 
@@ -108,6 +107,14 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
     )
 
 
+def newest_version(session: Session, *, ladder_id: int, name: str) -> BotRef | None:
+    """The newest version of the bot `name` on the ladder (what replaced its older versions)."""
+    bot = session.exec(
+        select(Bot).where(Bot.ladder_id == ladder_id, Bot.name == name).order_by(col(Bot.version).desc())
+    ).first()
+    return None if bot is None else BotRef(id=bot.id, name=bot.name, version=bot.version)
+
+
 def retire_bot(session: Session, *, bot: Bot, user_id: int) -> Bot:
     """Retire `bot` (it plays no more pairings); idempotent. Raises NotOwner. The caller commits."""
     if bot.owner_id is None or bot.owner_id != user_id:
@@ -116,16 +123,6 @@ def retire_bot(session: Session, *, bot: Bot, user_id: int) -> Bot:
     session.add(bot)
     session.flush()
     return bot
-
-
-def uploads_since(session: Session, *, owner_id: int, since: datetime) -> list[datetime]:
-    """When the owner's bots created at or after `since` were uploaded, oldest first (rate limits)."""
-    times = session.exec(
-        select(Bot.created_at)
-        .where(Bot.owner_id == owner_id, Bot.created_at >= since)
-        .order_by(Bot.created_at)
-    )
-    return [as_utc(moment) for moment in times]
 
 
 def _bot_query() -> Any:

@@ -7,7 +7,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, File, Form, Query, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
@@ -28,11 +28,11 @@ from arena_platform.api.deps import (
     ServicesDep,
     SessionDep,
 )
-from arena_platform.api.errors import ApiError, ErrorBody, documented, not_found
+from arena_platform.api.errors import ApiError, InvalidRequest, documented, not_found
 from arena_platform.models import User, utc_now
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
-from arena_platform.store import bots, reads
+from arena_platform.store import bots, reads, users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.reads import (
     BotDetail,
@@ -45,16 +45,30 @@ from arena_platform.store.reads import (
 
 _log = logging.getLogger(__name__)
 
-# The compute budget of the ladder an upload joins: network evaluations per move for every search bot.
+# The window of the upload rate limit (`Settings.uploads_per_hour` attempts per user).
 RATE_WINDOW = timedelta(hours=1)
 
 router = APIRouter(prefix="/bots", tags=["bots"])
 
 
-class RejectedUpload(ErrorBody):
-    """A model that failed validation: `code` is the report's, `detail` its sentence."""
+class RejectedUpload(InvalidRequest):
+    """An upload refused as unprocessable. A model that failed validation has `report` (and `code`
+    is the report's, `detail` its sentence); a malformed form has `errors` (code
+    `invalid_request`); an unknown game has neither."""
 
-    report: dict[str, Any]
+    report: dict[str, Any] | None = None
+
+
+def counted_upload(user: CurrentUser, session: SessionDep, services: ServicesDep) -> User:
+    """The uploader, once this upload is counted against their rate limit (429 when it is spent).
+
+    A dependency, so it runs before the form is checked: the attempt is recorded and committed
+    before anything can refuse the upload, and a rejected upload costs as much as an accepted one.
+    """
+    _check_upload_rate(session, user, services.settings)
+    users.record_upload_attempt(session, user_id=user.id)
+    session.commit()
+    return user
 
 
 @router.post(
@@ -66,7 +80,7 @@ class RejectedUpload(ErrorBody):
 async def upload_bot(
     model: Annotated[UploadFile, File(description="the ONNX file")],
     game: Annotated[str, Form(description="the game it plays, e.g. bobail (its ladder's)")],
-    user: CurrentUser,
+    user: Annotated[User, Depends(counted_upload)],
     session: SessionDep,
     services: ServicesDep,
     name: Annotated[str | None, Form(description="overrides the file's arena.name")] = None,
@@ -83,7 +97,6 @@ async def upload_bot(
     and schedule its games. The manifest fields given here override the file's `arena.*` metadata;
     `game` (at its current version) fills in only where the file names no game."""
     played = _game(game)
-    await run_in_threadpool(_check_upload_rate, session, user, services.settings)
     model_bytes = await model.read()
     given = {
         "name": name,
@@ -95,7 +108,7 @@ async def upload_bot(
         "head": head,
     }
     overrides = await run_in_threadpool(_manifest_overrides, model_bytes, played, given)
-    report = await run_in_threadpool(_validate, services, model_bytes, played, overrides)
+    report = await services.compute.run(validate, model_bytes, played, overrides)
     if not report.ok:
         raise ApiError(422, report.code, report.message, extra={"report": report.to_dict()})
     model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
@@ -176,9 +189,10 @@ def _game(name: str) -> Game:
 
 
 def _check_upload_rate(session: Session, user: User, settings: Settings) -> None:
-    """429 when the user's uploads of the last hour reach the limit; Retry-After says when one frees."""
+    """429 when the user's upload attempts of the last hour (accepted or not) reach the limit;
+    Retry-After says when one frees."""
     now = utc_now()
-    recent = bots.uploads_since(session, owner_id=user.id, since=now - RATE_WINDOW)
+    recent = users.upload_attempts_since(session, user_id=user.id, since=now - RATE_WINDOW)
     if len(recent) < settings.uploads_per_hour:
         return
     frees_at: datetime = recent[len(recent) - settings.uploads_per_hour] + RATE_WINDOW
@@ -200,14 +214,6 @@ def _manifest_overrides(model_bytes: bytes, game: Game, given: dict[str, Any]) -
         return given  # not a readable model: validation says why
     defaults = {"game": game.name, "game_version": game.spec.version}
     return {name: value for name, value in defaults.items() if METADATA_PREFIX + name not in stated} | given
-
-
-def _validate(
-    services: Services, model_bytes: bytes, game: Game, overrides: dict[str, Any]
-) -> ValidationReport:
-    """The full validation, in this worker thread; at most `validation_slots` run at once."""
-    with services.validation_slots:
-        return validate(model_bytes, game, overrides)
 
 
 def _record_upload(

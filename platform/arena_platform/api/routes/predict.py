@@ -1,4 +1,9 @@
-"""/predict: which move would bot X play in this position, and what its search thought of it."""
+"""/predict: which move would bot X play in this position, and what its search thought of it.
+
+Open to all, and bounded three ways: requests per client (per address without a token, per token
+owner with one; 429), the search budget (`Settings.predict_max_simulations`), and the compute
+pool it shares with upload validation (a few computed at once, a few more waiting; 503 beyond).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,10 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter
+from fastapi import Request as HttpRequest
 from pydantic import BaseModel, ConfigDict, Field
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from arena_bots.host import ModelFault
 from arena_bots.loading import house_player, network_player
@@ -14,9 +22,11 @@ from arena_bots.manifest import Manifest
 from arena_bots.match import Decision, Request
 from arena_games.api import BadConfig, BadStateDict, Game, GameError, IllegalAction
 from arena_games.registry import get_game
-from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
+from arena_platform.api.deps import MAX_ID, OptionalUser, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
-from arena_platform.models import Bot, Ladder
+from arena_platform.api.limits import client_address
+from arena_platform.models import Bot, Ladder, User
+from arena_platform.settings import Settings
 from arena_platform.store import bots, ladders
 
 router = APIRouter(tags=["predict"])
@@ -35,7 +45,7 @@ class PredictRequest(BaseModel):
     """A bot and a position: either the joint actions played from `init(seed, config)` (none: the
     start), or a state as the game's `to_dict` writes it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # strict: `true` is no bot id, `false` no seat
 
     bot_id: int = Field(ge=1, le=MAX_ID)
     actions: list[list[list[ActionIndex]]] | None = Field(
@@ -47,25 +57,35 @@ class PredictRequest(BaseModel):
     seed: int = Field(default=0, ge=0, le=MAX_SEED, description="the game's seed; also seeds the bot's draws")
     config: dict[str, Any] | None = Field(default=None, description="overrides of the game's default config")
     player: int | None = Field(default=None, ge=0, le=15, description="the seat to move (default: the first)")
+    simulations: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_ID,
+        description="the search budget (network evaluations per move) of a search bot; default: its "
+        "ladder's, lowered to the server's maximum; a larger request is refused (422 budget_too_large)",
+    )
 
 
 class Prediction(BaseModel):
     bot_id: int
     game: str
     player: int  # the seat the bot played
+    simulations: int  # the search budget it played with (ignored by players that do not search)
     action: list[int]  # one index per action head
     insight: dict[str, Any] | None  # the search's view: root value, top moves with visit shares
 
 
 @router.post(
-    "/predict", summary="The move a bot would play in a position", responses=documented(404, 409, 422)
+    "/predict",
+    summary="The move a bot would play in a position",
+    responses=documented(401, 404, 409, 422, 429, 503),
 )
-def predict(body: PredictRequest, session: SessionDep, services: ServicesDep) -> Prediction:
-    bot = bots.get_bot(session, bot_id=body.bot_id)
-    if bot is None:
-        raise not_found(f"bot {body.bot_id}")
-    ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
-    assert ladder is not None  # a foreign key
+async def predict(
+    body: PredictRequest, http: HttpRequest, user: OptionalUser, session: SessionDep, services: ServicesDep
+) -> Prediction:
+    """Rate-limited per client address, or per token owner when a bearer token is given."""
+    _count_request(services, http, user)
+    bot, ladder = await run_in_threadpool(_bot_and_ladder, session, body.bot_id)
     game = get_game(ladder.game)
     if ladder.game_version != game.spec.version:
         raise ApiError(
@@ -73,13 +93,57 @@ def predict(body: PredictRequest, session: SessionDep, services: ServicesDep) ->
             "game_version_retired",
             f"bot {bot.id} plays {game.name} v{ladder.game_version}, no longer played",
         )
+    simulations = _budget(services.settings, ladder, body.simulations)
+    return await services.compute.run_or_refuse(_predict, services, bot, game, body, simulations)
+
+
+def _count_request(services: Services, http: HttpRequest, user: User | None) -> None:
+    if user is not None:
+        services.rates.predict_by_owner.check(user.id, what="predictions per minute per token owner")
+    else:
+        services.rates.predict_by_address.check(
+            client_address(http), what="predictions per minute from one address without a token"
+        )
+
+
+def _bot_and_ladder(session: Session, bot_id: int) -> tuple[Bot, Ladder]:
+    bot = bots.get_bot(session, bot_id=bot_id)
+    if bot is None:
+        raise not_found(f"bot {bot_id}")
+    ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
+    assert ladder is not None  # a foreign key
+    return bot, ladder
+
+
+def _budget(settings: Settings, ladder: Ladder, requested: int | None) -> int:
+    """The request's budget, else the ladder's lowered to the maximum; 422 over the maximum."""
+    if requested is None:
+        return min(ladder.simulations, settings.predict_max_simulations)
+    if requested > settings.predict_max_simulations:
+        raise ApiError(
+            422,
+            "budget_too_large",
+            f"predict searches at most {settings.predict_max_simulations} simulations per move, "
+            f"not {requested}",
+        )
+    return requested
+
+
+def _predict(services: Services, bot: Bot, game: Game, body: PredictRequest, simulations: int) -> Prediction:
+    """The prediction itself, CPU-bound: in a thread of the compute pool."""
     state = _position(game, body)
     seat = _seat(game, state, body.player)
-    decision = _decide(services, bot, ladder, game, Request(state, seat, np.random.default_rng(body.seed)))
+    request = Request(state, seat, np.random.default_rng(body.seed))
+    decision = _decide(services, bot, game, request, simulations)
     if decision.action is None:
         raise ApiError(422, "model_fault", f"the bot could not choose a move: {decision.fault}")
     return Prediction(
-        bot_id=bot.id, game=game.name, player=seat, action=list(decision.action), insight=decision.insight
+        bot_id=bot.id,
+        game=game.name,
+        player=seat,
+        simulations=simulations,
+        action=list(decision.action),
+        insight=decision.insight,
     )
 
 
@@ -110,15 +174,15 @@ def _seat(game: Game, state: Any, requested: int | None) -> int:
     return requested
 
 
-def _decide(services: Services, bot: Bot, ladder: Ladder, game: Game, request: Request) -> Decision:
-    """The bot's decision at the ladder's budget; a network bot runs in a (cached) model host."""
+def _decide(services: Services, bot: Bot, game: Game, request: Request, simulations: int) -> Decision:
+    """The bot's decision at this budget; a network bot runs in a (cached) model host."""
     if bot.kind == "house":
-        return house_player(bot.player, simulations=ladder.simulations).decide(game, [request])[0]
+        return house_player(bot.player, simulations=simulations).decide(game, [request])[0]
     assert bot.model_sha256 is not None  # network bots have a model
     manifest = Manifest(**bot.manifest)
     try:
         with services.hosts.lease(bot.model_sha256) as host:
-            player = network_player(manifest, host, simulations=ladder.simulations)
+            player = network_player(manifest, host, simulations=simulations)
             decision = player.decide(game, [request])[0]
     except ModelFault as fault:  # the host did not start
         services.hosts.discard(bot.model_sha256)

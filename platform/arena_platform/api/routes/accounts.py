@@ -1,0 +1,112 @@
+"""/users and /tokens: self-serve accounts and their API tokens.
+
+Anyone may create an account (a few per client address per hour); its first token is shown in
+the answer, once: Arena keeps only its hash. A token holder can issue more tokens and revoke any
+of their own, the one in use included; a revoked token gets 401 from then on.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
+
+from arena_platform.api.deps import MAX_ID, CurrentToken, CurrentUser, ServicesDep, SessionDep
+from arena_platform.api.errors import ApiError, documented, not_found
+from arena_platform.api.limits import client_address
+from arena_platform.store import users
+
+router = APIRouter(tags=["accounts"])
+
+TokenId = Annotated[int, Path(ge=1, le=MAX_ID, description="a token's id")]
+
+
+class NewUser(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(max_length=users.MAX_NAME_CHARS, description="1 to 64 printable characters")
+
+
+class IssuedToken(BaseModel):
+    """A token in plain text: shown this once, never again (send it as `Authorization: Bearer`)."""
+
+    token_id: int  # to revoke it: DELETE /api/v1/tokens/{token_id}
+    token: str
+
+
+class NewAccount(IssuedToken):
+    user_id: int
+    name: str
+
+
+@router.post(
+    "/users",
+    status_code=201,
+    summary="Create an account and its first API token",
+    responses=documented(409, 422, 429),
+)
+async def create_user(body: NewUser, http: Request, session: SessionDep, services: ServicesDep) -> NewAccount:
+    """Rate-limited per client address; the token in the answer is shown only this once."""
+    services.rates.accounts_by_address.check(
+        client_address(http), what="new accounts per hour from one address"
+    )
+    return await run_in_threadpool(_create_user, session, body.name)
+
+
+@router.post("/tokens", status_code=201, summary="Issue another API token", responses=documented(401))
+def issue_token(user: CurrentUser, session: SessionDep) -> IssuedToken:
+    return _issued(session, users.issue_token(session, user_id=user.id))
+
+
+@router.delete(
+    "/tokens/current",
+    status_code=204,
+    summary="Revoke the API token of this request",
+    responses=documented(401),
+)
+def revoke_current_token(token: CurrentToken, session: SessionDep) -> Response:
+    assert token.id is not None  # a stored row
+    users.revoke_token_by_id(session, user_id=token.user_id, token_id=token.id)
+    session.commit()
+    return Response(status_code=204)
+
+
+@router.delete(
+    "/tokens/{token_id}",
+    status_code=204,
+    summary="Revoke one of your API tokens",
+    responses=documented(401, 404),
+)
+def revoke_token(token_id: TokenId, user: CurrentUser, session: SessionDep) -> Response:
+    """404 when the token is unknown, revoked already, or someone else's."""
+    if not users.revoke_token_by_id(session, user_id=user.id, token_id=token_id):
+        raise not_found(f"an active token {token_id} of yours")
+    session.commit()
+    return Response(status_code=204)
+
+
+def _create_user(session: Session, name: str) -> NewAccount:
+    try:
+        user, token = users.create_user(session, name=name)
+        issued = _issued(session, token)
+    except users.InvalidName as error:
+        raise ApiError(422, "invalid_name", str(error)) from None
+    except users.NameTaken as error:
+        raise ApiError(409, "name_taken", f"{error}: choose another name") from None
+    except IntegrityError:  # another request took the name between the check and the insert
+        session.rollback()
+        raise ApiError(409, "name_taken", f"the user name {name!r} is taken: choose another name") from None
+    assert user.id is not None
+    return NewAccount(user_id=user.id, name=user.name, **issued.model_dump())
+
+
+def _issued(session: Session, token: str) -> IssuedToken:
+    """The new token with its id, committed."""
+    row = users.active_token(session, token=token)
+    assert row is not None  # issued just now
+    session.commit()
+    return IssuedToken(token_id=row.id, token=token)
