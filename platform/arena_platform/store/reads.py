@@ -101,9 +101,8 @@ class LeaderboardEntry(BaseModel):
     provisional: bool
 
 
-# What a LeaderboardRow gives an entry, in the order of the entry's fields (all but the rank).
-_ENTRY_COLUMNS = tuple(name for name in LeaderboardEntry.model_fields if name != "rank")
-_RATING = _ENTRY_COLUMNS.index("rating")
+_ENTRY_KEYS = tuple(LeaderboardEntry.model_fields)  # in the order the entry serialises them
+_ENTRY_COLUMNS = _ENTRY_KEYS[1:]  # what a LeaderboardRow gives: all but the rank
 _LIVE_STATES = (QUEUED, RUNNING, FAILED)  # the pairing states counted per read (done is kept)
 
 
@@ -150,9 +149,17 @@ class RatingPoint(BaseModel):
 
 
 def leaderboard(session: Session, *, ladder_id: int) -> list[LeaderboardEntry]:
-    """The active bots of the ladder, best rating first, ranked; unrated bots last, by age.
+    """The active bots of the ladder, best rating first, ranked; unrated bots last, by age."""
+    entries = leaderboard_entries(session, ladder_id=ladder_id)
+    return [LeaderboardEntry.model_validate(entry) for entry in entries]
 
-    One scan of the ladder's LeaderboardRow rows, which the database keeps ready (models.py)."""
+
+def leaderboard_entries(session: Session, *, ladder_id: int) -> list[dict[str, Any]]:
+    """`leaderboard`'s entries as plain dicts of LeaderboardEntry's fields, in its order, ready to
+    serialise: the API sends them without building a model per bot (a thousand cost ~5 ms a read).
+
+    One scan of the ladder's LeaderboardRow rows, which the database keeps ready (models.py).
+    """
     unrated = col(LeaderboardRow.rating).is_(None)
     rows = plain_rows(
         session,
@@ -161,12 +168,11 @@ def leaderboard(session: Session, *, ladder_id: int) -> list[LeaderboardEntry]:
         .order_by(unrated, col(LeaderboardRow.rating).desc(), col(LeaderboardRow.bot_id)),
     )
     ranks = itertools.count(1)
-    return [
-        LeaderboardEntry(
-            rank=None if row[_RATING] is None else next(ranks), **dict(zip(_ENTRY_COLUMNS, row, strict=True))
-        )
-        for row in rows
-    ]
+    entries = [dict(zip(_ENTRY_KEYS, (None, *row), strict=True)) for row in rows]
+    for entry in entries:
+        entry["rank"] = None if entry["rating"] is None else next(ranks)
+        entry["house"], entry["provisional"] = bool(entry["house"]), bool(entry["provisional"])  # SQLite: 0/1
+    return entries
 
 
 def pairing_progress(session: Session, *, ladder_id: int) -> PairingProgress:
