@@ -101,7 +101,7 @@ class LeaderboardEntry(BaseModel):
     provisional: bool
 
 
-_ENTRY_KEYS = tuple(LeaderboardEntry.model_fields)  # in the order the entry serialises them
+_ENTRY_KEYS = tuple(LeaderboardEntry.model_fields)  # in the order they serialise: the rank first
 _ENTRY_COLUMNS = _ENTRY_KEYS[1:]  # what a LeaderboardRow gives: all but the rank
 _LIVE_STATES = (QUEUED, RUNNING, FAILED)  # the pairing states counted per read (done is kept)
 
