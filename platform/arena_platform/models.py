@@ -169,3 +169,44 @@ class RatingHistory(SQLModel, table=True):
     high: float
     games: int
     recorded_at: datetime = _created()
+
+
+class LeaderboardRow(SQLModel, table=True):
+    """One bot of a ladder as its leaderboard shows it, ready to serve: an uncached leaderboard read
+    is one scan of the ladder's rows (store.reads.leaderboard), with no join and no aggregate.
+
+    Kept by the database itself, in the transaction of every write it follows (the triggers of
+    migration 0004): a new bot adds its row (unrated); a change of a bot (a retirement) changes
+    it; a Rating row written (a refit) sets the rating columns, one deleted resets them to unrated.
+    So every writer keeps it right, bulk SQL included. A row per bot, retired ones too (`status`).
+    """
+
+    ladder_id: int = Field(foreign_key="ladder.id", primary_key=True)
+    bot_id: int = Field(foreign_key="bot.id", primary_key=True)
+    name: str = Field(max_length=64)
+    version: int
+    author: str | None = Field(default=None, max_length=64)  # the owner's name; None for house bots
+    house: bool
+    player: str = Field(max_length=16)
+    status: str = Field(max_length=16)  # the bot's: active | retired
+    rating: float | None = None  # Elo; None while unrated (no Rating row), and so are low and high
+    low: float | None = None
+    high: float | None = None
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    provisional: bool = True
+
+
+class LadderProgress(SQLModel, table=True):
+    """How many of a ladder's pairings are done, kept by the database as pairings change status
+    (the triggers of migration 0004; a row per ladder, made with the ladder).
+
+    Done pairings grow without bound (500,000 at a million games), so counting them per read cost
+    more than the rest of the leaderboard; the other states hold a few pairings each and are
+    counted live from the pairing table's (ladder_id, status) index.
+    """
+
+    ladder_id: int = Field(foreign_key="ladder.id", primary_key=True)
+    done: int = 0

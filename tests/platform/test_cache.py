@@ -85,6 +85,14 @@ def test_zero_disables_the_cache():
     assert (cache.get(1, compute).plain, cache.get(1, compute).plain) == (b"a", b"b")
 
 
+def test_without_a_cache_every_body_is_gzipped_at_the_fastest_level():
+    board = b'{"entries": [' + b",".join(b'{"rank": %d}' % rank for rank in range(2000)) + b"]}"
+    uncached, cached = ResponseCache(0).get(1, lambda: board), ResponseCache(1.0).get(1, lambda: board)
+    assert gzip.decompress(uncached.gzipped) == gzip.decompress(cached.gzipped) == board
+    assert (uncached.gzipped[8], cached.gzipped[8]) == (4, 0)  # the header's XFL: 4 is the fastest
+    assert uncached.etag == cached.etag  # the tag is the plain bytes'
+
+
 def test_one_thread_refreshes_while_the_others_serve_the_stale_bytes():
     clock = Clock()
     cache = ResponseCache(1.0, clock=clock)

@@ -13,7 +13,8 @@ from sqlalchemy import Engine, text
 from sqlmodel import SQLModel, select
 
 from arena_platform.db import make_engine, migrate, session
-from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing
+from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, User
+from arena_platform.store import reads
 from arena_platform.store.results import recount_pairs
 
 
@@ -95,3 +96,45 @@ def _pair_counts(engine: Engine) -> dict[tuple[int, int], tuple[int, int, int]]:
             (row.low_bot_id, row.high_bot_id): (row.low_wins, row.draws, row.high_wins)
             for row in db.exec(select(PairCount))
         }
+
+
+def test_the_leaderboard_rows_are_backfilled_and_then_kept(empty_database: Engine):
+    migrate(empty_database, "0003")
+    with session(empty_database) as db:
+        ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
+        owner = User(name="ada")
+        db.add_all([ladder, owner])
+        db.flush()
+        rated = Bot(ladder_id=ladder.id, owner_id=owner.id, name="net", kind="network", player="greedy")
+        house, retired = (
+            Bot(ladder_id=ladder.id, name=name, kind="house", player="random", status=status)
+            for name, status in (("house", "active"), ("old", "retired"))
+        )
+        db.add_all([rated, house, retired])
+        db.flush()
+        db.add(Rating(ladder_id=ladder.id, bot_id=rated.id, rating=12.5, low=1.0, high=24.0, games=3,
+                      wins=2, draws=1, losses=0, provisional=False))  # fmt: skip
+        db.add_all(
+            Pairing(ladder_id=ladder.id, bot_a_id=rated.id, bot_b_id=house.id, seed=seed, status=status)
+            for seed, status in enumerate(("done", "done", "queued", "failed"))
+        )
+        db.commit()
+        ids = ladder.id, rated.id, house.id
+
+    migrate(empty_database)
+    ladder_id, rated_id, house_id = ids
+    expected = [
+        (1, rated_id, "net", "ada", False, 12.5, 1.0, 24.0, 3, 2, 1, 0, False),
+        (None, house_id, "house", None, True, None, None, None, 0, 0, 0, 0, True),
+    ]
+    fields = ("rank", "bot_id", "name", "author", "house", "rating", "low", "high", "games", "wins")
+    fields += ("draws", "losses", "provisional")
+    with session(empty_database) as db:
+        board = reads.leaderboard(db, ladder_id=ladder_id)
+        assert [tuple(getattr(entry, name) for name in fields) for entry in board] == expected
+        assert reads.pairing_progress(db, ladder_id=ladder_id).model_dump() == {
+            "queued": 1, "running": 0, "done": 2, "failed": 1,
+        }  # fmt: skip
+        db.add(Pairing(ladder_id=ladder_id, bot_a_id=rated_id, bot_b_id=house_id, seed=9, status="done"))
+        db.commit()  # and the triggers keep them from now on
+        assert reads.pairing_progress(db, ladder_id=ladder_id).done == 3

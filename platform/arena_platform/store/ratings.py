@@ -8,7 +8,8 @@ bots that met, never one per game.
 Debounce and idempotence: the Rating rows say how many games they were fitted on (every game counts
 once for each of its two bots), so a refit when no game arrived since the last one does nothing. A
 refit replaces the ladder's Rating rows and appends a RatingHistory row for each bot whose number of
-games changed, so running it twice changes nothing the second time.
+games changed, so running it twice changes nothing the second time. The database copies the new
+ratings into the leaderboard's ready rows (LeaderboardRow) in the refit's own transaction.
 """
 
 from __future__ import annotations

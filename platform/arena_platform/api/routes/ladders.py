@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
+from pydantic_core import to_json
 from sqlmodel import Session
 
 from arena_platform.api.cache import Body
@@ -63,18 +64,21 @@ def cached_leaderboard(services: Services, ladder_id: int) -> Body:
 def _leaderboard_json(services: Services, ladder_id: int) -> Callable[[], bytes]:
     def compute() -> bytes:  # in a worker thread
         with open_session(services.engine) as session:
-            return build_leaderboard(ladder_id, session).model_dump_json().encode()
+            return leaderboard_document(ladder_id, session)
 
     return compute
 
 
-def build_leaderboard(ladder_id: int, session: Session) -> Leaderboard:
-    """The ladder's leaderboard, read from the database now; 404 when the ladder is unknown."""
+def leaderboard_document(ladder_id: int, session: Session) -> bytes:
+    """The ladder's leaderboard (a `Leaderboard`) as JSON, read from the database now; 404 when
+    the ladder is unknown. The entries go out as the dicts the store reads: the same bytes as the
+    model's JSON, without validating a model per bot."""
     ladder = ladders.get_ladder(session, ladder_id=ladder_id)
     if ladder is None:
         raise not_found(f"ladder {ladder_id}")
-    return Leaderboard(
-        ladder=LadderOut.model_validate(ladder, from_attributes=True),
-        progress=reads.pairing_progress(session, ladder_id=ladder_id),
-        entries=reads.leaderboard(session, ladder_id=ladder_id),
-    )
+    document = {  # Leaderboard's fields, in its order
+        "ladder": LadderOut.model_validate(ladder, from_attributes=True),
+        "progress": reads.pairing_progress(session, ladder_id=ladder_id),
+        "entries": reads.leaderboard_entries(session, ladder_id=ladder_id),
+    }
+    return to_json(document)
