@@ -119,7 +119,7 @@ def test_uploads_are_rate_limited_per_user(make_app, new_user, onnx_bot, monkeyp
             _upload(client, token, onnx_bot(), game="bobail", name="one", player="greedy").status_code == 201
         )
         validated = []
-        monkeypatch.setattr(bot_routes, "validate", lambda *args: validated.append(args))
+        monkeypatch.setattr(bot_routes, "validate", lambda *args, **kwargs: validated.append(args))
         refused = _upload(client, token, onnx_bot(), game="bobail", name="two", player="greedy")
         assert refused.status_code == 429
         assert refused.json()["code"] == "rate_limited"

@@ -137,7 +137,9 @@ def capped_server(live_server, monkeypatch) -> tuple[str, list]:
     """A live server with a 16 KiB body cap; the list records every validation that ran."""
     validated = []
     real = bot_routes.validate
-    monkeypatch.setattr(bot_routes, "validate", lambda *args: validated.append(args) or real(*args))
+    monkeypatch.setattr(
+        bot_routes, "validate", lambda *args, **kwargs: validated.append(args) or real(*args, **kwargs)
+    )
     return live_server(max_upload_bytes=CAP), validated
 
 

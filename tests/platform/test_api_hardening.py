@@ -48,7 +48,7 @@ def test_rejected_uploads_count_toward_the_upload_rate_limit(make_app, new_user,
         ]
         assert [response.status_code for response in rejected] == [422, 422, 422]
         validated = []
-        monkeypatch.setattr(bot_routes, "validate", lambda *args: validated.append(args))
+        monkeypatch.setattr(bot_routes, "validate", lambda *args, **kwargs: validated.append(args))
         refused = _upload(client, token, onnx_bot(), game="bobail", name="good", player="greedy")
         assert (refused.status_code, refused.json()["code"]) == (429, "rate_limited")
         assert int(refused.headers["Retry-After"]) > 3500

@@ -12,9 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from arena_bots.manifest import METADATA_PREFIX, ContractError
-from arena_bots.validation import DEFAULT_LIMITS, ValidationReport, validate
-from arena_bots.validation.structure import parse_model
+from arena_bots.validation import ValidationReport, validate
 from arena_games.api import Game
 from arena_games.registry import UnknownGame, get_game
 from arena_platform.api.deps import (
@@ -107,13 +105,15 @@ async def upload_bot(
         "value": value,
         "head": head,
     }
-    overrides = await run_in_threadpool(_manifest_overrides, model_bytes, played, given)
-    report = await services.compute.run(validate, model_bytes, played, overrides)
+    simulations_per_move = services.settings.ladder_simulations  # what a move costs on the ladder
+    report = await services.compute.run(
+        validate, model_bytes, played, given, simulations=simulations_per_move
+    )
     if not report.ok:
         raise ApiError(422, report.code, report.message, extra={"report": report.to_dict()})
     model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
     bot_id, ladder_id = await run_in_threadpool(
-        _record_upload, session, user, report, model_sha256, services.settings.ladder_simulations
+        _record_upload, session, user, report, model_sha256, simulations_per_move
     )
     services.leaderboards.invalidate(ladder_id)  # the uploader sees the new bot at once
     await run_in_threadpool(_schedule, services, ladder_id)
@@ -203,17 +203,6 @@ def _check_upload_rate(session: Session, user: User, settings: Settings) -> None
         f"at most {settings.uploads_per_hour} uploads per hour are allowed; try again in {wait} s",
         headers={"Retry-After": str(wait)},
     )
-
-
-def _manifest_overrides(model_bytes: bytes, game: Game, given: dict[str, Any]) -> dict[str, Any]:
-    """The form's manifest fields, plus the game and its current version where the file names
-    neither: a file that names another game or version is refused by validation, not overridden."""
-    try:
-        stated = {entry.key for entry in parse_model(model_bytes, DEFAULT_LIMITS).metadata_props}
-    except ContractError:
-        return given  # not a readable model: validation says why
-    defaults = {"game": game.name, "game_version": game.spec.version}
-    return {name: value for name, value in defaults.items() if METADATA_PREFIX + name not in stated} | given
 
 
 def _record_upload(

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"  # TEMPORARY on branch api-hardening: "0004" once that revision is merged
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
