@@ -4,6 +4,7 @@ house bots end to end through the tasks; and the task layer's contracts."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from sqlmodel import select
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform.blobs import BlobStore
+from arena_platform.cli.serve import services
 from arena_platform.db import make_engine, migrate, session
 from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory
 from arena_platform.queue import SCHEDULE_LADDER
@@ -172,3 +174,13 @@ def test_stopping_gives_the_running_pairings_back_and_a_restart_resumes_them(set
             lambda: ("running", 1) in {_statuses(engine)[pairing_id] for pairing_id in given_back},
             "the given-back pairings were not taken up again at once after the restart",
         )
+
+
+def test_serving_starts_exactly_one_embedded_worker(settings):
+    with services(settings) as running:
+        workers = [thread for thread in threading.enumerate() if thread.name == "arena-embedded-worker"]
+        assert len(workers) == 1  # two would play side by side on one set of model hosts
+    worker = EmbeddedWorker(settings, engine=running.engine, blobs=running.blobs).start()
+    with pytest.raises(RuntimeError, match="already started"):
+        worker.start()
+    worker.stop()

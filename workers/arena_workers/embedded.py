@@ -45,6 +45,10 @@ class EmbeddedWorker:
         self._thread: threading.Thread | None = None
 
     def start(self) -> EmbeddedWorker:
+        """Starts the worker and the sweeper; once only (a second worker would play beside the first
+        on the same model hosts, which serve one caller at a time)."""
+        if self._thread is not None:
+            raise RuntimeError("this embedded worker is already started")
         self._worker = self.app.Worker(
             pool="solo",
             concurrency=1,

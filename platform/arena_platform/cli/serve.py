@@ -61,7 +61,7 @@ def services(settings: Settings) -> Iterator[Services]:
         return
     from arena_workers.embedded import EmbeddedWorker  # the CLI is the one place that wires workers in
 
-    with EmbeddedWorker(settings, engine=engine, blobs=blobs).start() as worker:
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
         yield Services(settings, engine, blobs, worker.enqueue)
 
 
