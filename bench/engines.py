@@ -24,6 +24,7 @@ from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import playouts as pente_playouts
 from arena_games.pente import rules as pente_rules
 from arena_games.pente.tables import EMPTY, NUM_POINTS
+from arena_games.spring2021 import GAME as SPRING2021
 
 PENTE_BATCH = 4096  # games per batched playout call
 
@@ -123,7 +124,25 @@ def bobail_row(seconds: float) -> Row:
     )
 
 
-ROWS: tuple[Callable[[float], Row], ...] = (pente_row, bobail_row)
+def spring2021_row(seconds: float) -> Row:
+    """Random frames (one joint action of the players still to move) through the public contract.
+
+    No public engine of this game runs beside ours (the official referee is Java, built on the
+    CodinGame SDK), so the peer columns read nan.
+    """
+    rng, seeds = np.random.default_rng(0), iter(range(1 << 62))
+
+    def game() -> int:
+        state, frames = SPRING2021.init(next(seeds), None), 0
+        while players := SPRING2021.to_move(state):
+            state = SPRING2021.step(state, [SPRING2021.random_action(state, p, rng) for p in players])
+            frames += 1
+        return frames
+
+    return Row("spring2021", None, moves_per_second(game, seconds), "none public", float("nan"))
+
+
+ROWS: tuple[Callable[[float], Row], ...] = (pente_row, bobail_row, spring2021_row)
 
 
 def print_table(rows: list[Row]) -> None:

@@ -250,17 +250,25 @@ def command_text(command: Command) -> str:
     return " ".join(str(part) for part in command)
 
 
+def size_counts(trees: Sequence[int], player: int) -> list[int]:
+    """How many trees of each size 0..3 `player` owns (dormant or not)."""
+    counts = [0, 0, 0, 0]
+    for code in trees:
+        if code != NO_TREE and code >> OWNER_SHIFT == player:
+            counts[code & SIZE_BITS] += 1
+    return counts
+
+
 def grow_cost(trees: Sequence[int], player: int, size: int) -> int:
     """What growing one of `player`'s trees of `size` costs (COMPLETE_COST for a large tree)."""
     if size >= LARGE:
         return COMPLETE_COST
-    target = tree_code(player, size + 1, False)
-    return BASE_COST[size + 1] + sum(1 for code in trees if code != NO_TREE and code & ~DORMANT_BIT == target)
+    return BASE_COST[size + 1] + size_counts(trees, player)[size + 1]
 
 
 def seed_cost(trees: Sequence[int], player: int) -> int:
-    seed = tree_code(player, 0, False)
-    return sum(1 for code in trees if code != NO_TREE and code & ~DORMANT_BIT == seed)
+    """What a SEED costs `player`: one per seed (size-0 tree) it owns."""
+    return size_counts(trees, player)[0]
 
 
 def _rejection(state: SpringState, trees: Sequence[int], sun: int, player: int, command: Command) -> str:
@@ -389,17 +397,19 @@ def action_commands(state: SpringState, player: int) -> dict[int, Command]:
     if state.is_over or state.waiting[player]:
         return {}
     trees, sun = state.trees, state.sun[player]
+    counts = size_counts(trees, player)
+    costs = [BASE_COST[size + 1] + counts[size + 1] for size in range(LARGE)] + [COMPLETE_COST]
     legal: dict[int, Command] = {}
     sources = []  # (size, cell) of the player's awake trees that can throw seeds
     for cell, code in enumerate(trees):
         if code == NO_TREE or code >> OWNER_SHIFT != player or code & DORMANT_BIT:
             continue
         size = code & SIZE_BITS
-        if sun >= grow_cost(trees, player, size):
+        if sun >= costs[size]:
             legal[cell] = ("COMPLETE", cell) if size == LARGE else ("GROW", cell)
         if size:
             sources.append((size, cell))
-    if sources and sun >= seed_cost(trees, player):
+    if sources and sun >= counts[0]:
         sources.sort()
         richness = state.richness
         for size, source in reversed(sources):  # the smallest source is written last and wins
