@@ -92,7 +92,8 @@ def view(state: SpringState) -> dict[str, Any]:
 
     cells: 37 of {"index", "cube": [x, y, z], "richness" (0 = hole), "shadow" (today's, 0..3),
         "tree": None or {"size", "owner", "dormant", "spooky" (shaded today by an equal or bigger tree)}};
-    day, max_rounds, sun_direction (0..5, 0 = east, cube offsets as in board.DIRECTIONS), nutrients;
+    day (the last one once over), max_rounds, nutrients,
+    sun_direction (0..5, 0 = east, cube offsets as in board.DIRECTIONS);
     players: per seat {"sun", "score", "gathered", "waiting"}; to_move: the seats asked this frame;
     day_actions: {"day", "frames": [[seat 0's command, seat 1's command] per frame ("" = did not act)]},
         the actions of the latest day anyone acted (rejected ones read "WAIT (<command>: <why>)");
@@ -110,7 +111,7 @@ def view(state: SpringState) -> dict[str, Any]:
     outcome = returns(state)
     return {
         "cells": [_cell_view(state, cell) for cell in range(NUM_CELLS)],
-        "day": state.day,
+        "day": _shown_day(state),
         "max_rounds": state.config.max_rounds,
         "sun_direction": sun_direction(state),
         "nutrients": state.nutrients,

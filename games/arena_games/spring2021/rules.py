@@ -49,6 +49,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -72,13 +73,15 @@ COMPLETE_COST = 4  # LIFECYCLE_END_COST
 LARGE = 3  # the largest tree size
 NO_TREE = -1
 
-DEFAULT_CONFIG: Mapping[str, int] = {
-    "STARTING_SUN": 0,
-    "STARTING_NUTRIENTS_LUSH": 20,  # the referee's name for the starting nutrients
-    "MAX_ROUNDS": 24,  # days 0..MAX_ROUNDS - 1
-    "MAX_EMPTY_CELLS": 10,  # holes drawn: MAX_EMPTY_CELLS at most (see board.generate_map)
-    "MAP_RING_COUNT": RING_COUNT,  # only 3: the inputs and the action head are sized for 37 cells
-}
+DEFAULT_CONFIG: Mapping[str, int] = MappingProxyType(
+    {
+        "STARTING_SUN": 0,
+        "STARTING_NUTRIENTS_LUSH": 20,  # the referee's name for the starting nutrients
+        "MAX_ROUNDS": 24,  # days 0..MAX_ROUNDS - 1
+        "MAX_EMPTY_CELLS": 10,  # holes drawn: MAX_EMPTY_CELLS at most (see board.generate_map)
+        "MAP_RING_COUNT": RING_COUNT,  # only 3: the inputs and the action head are sized for 37 cells
+    }
+)
 LIMITS = {  # inclusive bounds; the encoding has 24 day and 21 nutrient slots
     "STARTING_SUN": (0, 1000),
     "STARTING_NUTRIENTS_LUSH": (0, 20),
