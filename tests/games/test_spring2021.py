@@ -457,3 +457,23 @@ def test_render_draws_the_hexagon_and_the_players():
     assert "B1z~" in text
     assert "#" in text
     assert "player 2: sun 4, score 0" in text
+
+
+# --- playouts ------------------------------------------------------------------------------------------
+
+
+def test_playouts_draw_each_state_from_its_own_generator():
+    states = [GAME.init(seed, None) for seed in range(4)]
+    together = GAME.playouts(states, [np.random.default_rng(seed) for seed in range(4)])
+    alone = GAME.playouts(states[2:3], [np.random.default_rng(2)])
+    np.testing.assert_array_equal(together[2], alone[0])
+    assert set(np.abs(together).ravel()) <= {0.0, 1.0}
+    assert (together.sum(axis=1) == 0).all()
+
+
+def test_playouts_play_out_the_last_frames_by_the_rules():
+    """With nothing affordable (a seed each: seeding is not free) both can only WAIT, as in `step`."""
+    state = position({0: (A, 1), 1: (A, 0), 19: (B, 3), 20: (B, 0)}, day=23, sun=(0, 0), score=(3, 2))
+    assert list(rules.action_commands(state, A)) == [WAIT] == list(rules.action_commands(state, B))
+    ended = GAME.step(state, [(WAIT,), (WAIT,)])
+    np.testing.assert_array_equal(GAME.playouts([state], [np.random.default_rng(0)])[0], GAME.returns(ended))

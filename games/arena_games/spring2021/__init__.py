@@ -2,13 +2,14 @@
 
 One step is one ACTIONS frame of the players who have not waited today (rules.py); one action head
 "move" of 38 = 37 cells + WAIT; the seed bot's 534 inputs in one tensor "obs" (encoding.py);
-the official map generator seed for seed (board.py).
+the official map generator seed for seed (board.py); random playouts without the
+contract's per-step overhead (playouts.py).
 """
 
 from __future__ import annotations
 
 from arena_games.api import Game, GameSpec
-from arena_games.spring2021 import encoding, openings, render, rules
+from arena_games.spring2021 import encoding, openings, playouts, render, rules
 
 SPEC = GameSpec(
     name=rules.GAME_NAME,
@@ -36,6 +37,7 @@ GAME: Game[rules.SpringState] = Game(
     to_dict=rules.to_dict,
     from_dict=rules.from_dict,
     opening=openings.opening,
+    playouts=playouts.playouts,
 )
 
 __all__ = ["GAME", "SPEC"]

@@ -324,11 +324,15 @@ def step_commands(state: SpringState, texts: Sequence[str]) -> SpringState:
     players = to_move(state)
     if isinstance(texts, str) or len(texts) != len(players):
         raise IllegalAction(f"{GAME_NAME}: give one command for each of the players {players}, got {texts!r}")
-    return _resolve(state, dict(zip(players, (parse_command(text) for text in texts), strict=True)))
+    return resolve_frame(state, dict(zip(players, (parse_command(text) for text in texts), strict=True)))
 
 
-def _resolve(state: SpringState, commands: Mapping[int, Command]) -> SpringState:
-    """Play one ACTIONS frame (Game.performActionUpdate), then the day's end if both wait."""
+def resolve_frame(state: SpringState, commands: Mapping[int, Command]) -> SpringState:
+    """Play one ACTIONS frame (Game.performActionUpdate), then the day's end if both wait.
+
+    `commands` has one command per player in to_move(state); `step`, `step_commands` and
+    `playouts` all play frames through here.
+    """
     trees = list(state.trees)
     available = list(state.sun)
     waiting = list(state.waiting)
@@ -460,7 +464,7 @@ def step(state: SpringState, joint: Sequence[Sequence[int]]) -> SpringState:
             f"{GAME_NAME}: a joint action is one (index,) per player in {players}, "
             f"like [(37,), (5,)]; got {joint!r}"
         )
-    return _resolve(
+    return resolve_frame(
         state,
         {
             player: action_command(state, player, index)
