@@ -24,6 +24,7 @@ from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import playouts as pente_playouts
 from arena_games.pente import rules as pente_rules
 from arena_games.pente.tables import EMPTY, NUM_POINTS
+from arena_games.spring2021 import GAME as SPRING2021
 
 PENTE_BATCH = 4096  # games per batched playout call
 
@@ -123,7 +124,41 @@ def bobail_row(seconds: float) -> Row:
     )
 
 
-ROWS: tuple[Callable[[float], Row], ...] = (pente_row, bobail_row)
+def spring2021_row(seconds: float) -> Row:
+    """Random frames (one joint action of the players still to move) from the start of seeded games.
+
+    `step`: through the public contract, frame by frame. Batched: `Game.playouts` on 64 starts at a
+    time; it reports only returns, so its frames are counted as games x the stepped games' mean
+    frames (the same random play). No public engine of this game runs beside ours (the official
+    referee is Java, on the CodinGame SDK), so the peer columns read nan.
+    """
+    rng, seeds, played = np.random.default_rng(0), iter(range(1 << 62)), [0, 0]  # [games, frames]
+
+    def stepped() -> int:
+        state = SPRING2021.init(next(seeds), None)
+        while players := SPRING2021.to_move(state):
+            state = SPRING2021.step(state, [SPRING2021.random_action(state, p, rng) for p in players])
+            played[1] += 1
+        played[0] += 1
+        return 1
+
+    def batched() -> int:
+        starts = [SPRING2021.init(next(seeds), None) for _ in range(64)]
+        return len(SPRING2021.random_playouts(starts, rng.spawn(len(starts))))
+
+    step_games = moves_per_second(stepped, seconds)  # `play` functions returning games: games/s
+    frames_per_game = played[1] / played[0]
+    batched_games = moves_per_second(batched, seconds)
+    return Row(
+        "spring2021",
+        batched_games * frames_per_game,
+        step_games * frames_per_game,
+        "none public",
+        float("nan"),
+    )
+
+
+ROWS: tuple[Callable[[float], Row], ...] = (pente_row, bobail_row, spring2021_row)
 
 
 def print_table(rows: list[Row]) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from arena_games import bobail, pente
+from arena_games import bobail, pente, spring2021
 from arena_games.api import Game, GameError
 
-GAMES: dict[str, Game] = {game.spec.name: game for game in (bobail.GAME, pente.GAME)}
+GAMES: dict[str, Game] = {game.spec.name: game for game in (bobail.GAME, pente.GAME, spring2021.GAME)}
 
 
 class UnknownGame(GameError):
