@@ -264,6 +264,7 @@ SYNTHETIC = Game(
     end_reason=lambda state: "length" if state[0] >= SYNTHETIC_LENGTH else "",
     encode=lambda state, player: {"features": _FEATURES[state[1] % SYNTHETIC_TABLE]},
     render=str,
+    view=lambda state: {"ply": state[0], "key": state[1]},
     to_dict=lambda state: {"ply": state[0], "key": state[1]},
     from_dict=lambda data: (data["ply"], data["key"]),
     opening=lambda seed, config: (),
