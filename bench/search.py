@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import io
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second
 from torch import nn
 
 from arena_bots.evaluators import NetworkEvaluator
@@ -114,21 +114,6 @@ def to_onnx(model: nn.Module, input_name: str, shape: tuple[int, ...]) -> bytes:
     return buffer.getvalue()
 
 
-class TimedBackend:
-    """Counts rows and time spent in the wrapped backend's `run`."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend, self.seconds, self.rows, self.calls = backend, 0.0, 0, 0
-
-    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        start = time.perf_counter()
-        outputs = self.backend.run(inputs)
-        self.seconds += time.perf_counter() - start
-        self.rows += len(next(iter(inputs.values())))
-        self.calls += 1
-        return outputs
-
-
 @dataclass(frozen=True)
 class Measure:
     """One search call: wall time, descents, model rows and calls, and time inside the model."""
@@ -160,7 +145,7 @@ class Measure:
 
 def measure_search(game: Game, backend: Any, states: list[Any], simulations: int, leaves: int = 1) -> Measure:
     """One search call over `states` (all searched together), `leaves` per tree and round."""
-    timed = TimedBackend(backend)
+    timed = MeteredBackend(backend)
     evaluator = NetworkEvaluator(timed, game)
     requests = [Request(s, game.to_move(s)[0], np.random.default_rng(i)) for i, s in enumerate(states)]
     config = SearchConfig(simulations=simulations, leaves_per_round=leaves)
@@ -183,27 +168,6 @@ def print_table(measures: list[Measure], limit: float | None = None) -> None:
         print(f"  {m.label:26s} {numbers}")
 
 
-def evaluations_per_second(backend: Any, inputs: dict[str, np.ndarray], seconds: float) -> float:
-    """ONNX Runtime's own rate on these inputs, repeated for about `seconds`."""
-    backend.run(inputs)
-    calls, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        backend.run(inputs)
-        calls += 1
-    return calls * len(next(iter(inputs.values()))) / (time.perf_counter() - start)
-
-
-def bobail_positions(count: int) -> list[Any]:
-    """Positions after the seeded openings 0 .. count - 1."""
-    positions = []
-    for seed in range(count):
-        state = BOBAIL.init(seed, None)
-        for joint in BOBAIL.opening(seed, None):
-            state = BOBAIL.step(state, joint)
-        positions.append(state)
-    return positions
-
-
 def bench_bobail(quick: bool) -> None:
     simulations = 24 if quick else 100
     model = to_onnx(AlphaZeroNet(), "board", BOBAIL.spec.inputs["board"])
@@ -217,10 +181,9 @@ def bench_bobail(quick: bool) -> None:
         ]
     lockstep = measures[0]
     batch = round(lockstep.batch)
-    planes = np.stack([BOBAIL.encode(s, BOBAIL.to_move(s)[0])["board"] for s in positions[:batch]])
     session = InProcessSession(model, threads=1)
-    limit = evaluations_per_second(session, {"board": planes}, 1.0 if quick else 3.0)
-    limit_one = evaluations_per_second(session, {"board": planes[:1]}, 0.5 if quick else 1.5)
+    limit = evaluations_per_second(session, bobail_planes(batch), 1.0 if quick else 3.0)
+    limit_one = evaluations_per_second(session, bobail_planes(1), 0.5 if quick else 1.5)
     session.close()
     print(f"Bobail AlphaZero network 6x75 (43x5x5 -> 200 + value), {simulations} simulations per search")
     print(f"  limit: ONNX Runtime in process, 1 thread, batch {batch} (the lockstep's): {limit:.0f} eval/s")
