@@ -10,8 +10,9 @@ runner gets is wrapped to count its calls, rows and seconds. Prints:
 - the worker's mean batch (rows per model call) and the share of its wall time inside model calls;
 - its evaluations per second of wall time (every evaluation is one simulation, or a root);
 - ONNX Runtime's own rate for the same model at that batch (in process, one thread, the inputs of
-  real positions), and the ratio of the two: the worker's efficiency, to compare with the search
-  bench's lockstep figure (bench/search.py).
+  real positions), and the ratio of the two: the worker's efficiency;
+- for comparison, the search bench's set-up with the same model: 64 games searched together in
+  lockstep through a ModelHost (bench/search.py), its batch and its efficiency.
 
 Run: .venv/bin/python bench/worker.py [--quick] [--simulations 100] [--tasks 24] [--copies 4]
 """
@@ -25,13 +26,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import onnx
 from sqlalchemy import update
 from sqlmodel import col, func, select
-from timing import MeteredBackend, bobail_planes, evaluations_per_second
+from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second
 
+from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.host import ModelHost
 from arena_bots.manifest import Manifest
+from arena_bots.match import Request
+from arena_bots.mcts import SearchConfig, search
 from arena_bots.runtime import InProcessSession
+from arena_games.bobail import GAME as BOBAIL
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate, session
 from arena_platform.models import Bot, GameRecord
@@ -43,6 +50,7 @@ from arena_workers.runner import PLAY_PAIRINGS, WorkerContext
 
 ZOO = Path(__file__).resolve().parent.parent / "bots" / "zoo" / "bobail"
 CHECKPOINTS = ("az-bobail-early", "az-bobail-middle", "az-bobail-final")
+LOCKSTEP_GAMES = 64
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,22 @@ def play_tasks(context: WorkerContext, sent: list[tuple], ladder_id: int, tasks:
     )
 
 
+def lockstep(simulations: int) -> tuple[float, float]:
+    """The search bench's set-up on the zoo model: LOCKSTEP_GAMES opening positions searched together
+    in lockstep through a ModelHost; (mean batch, evaluations per second)."""
+    model = (ZOO / "az-bobail-final.onnx").read_bytes()
+    with ModelHost(model) as host:
+        metered = MeteredBackend(host)
+        positions = bobail_positions(LOCKSTEP_GAMES)
+        requests = [
+            Request(s, BOBAIL.to_move(s)[0], np.random.default_rng(i)) for i, s in enumerate(positions)
+        ]
+        started = time.perf_counter()
+        search(BOBAIL, NetworkEvaluator(metered, BOBAIL), requests, SearchConfig(simulations=simulations))
+        seconds = time.perf_counter() - started
+    return metered.rows / metered.calls, metered.rows / seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run: 8 simulations, 2 tasks")
@@ -160,9 +184,13 @@ def main() -> None:
         finally:
             context.close()
             engine.dispose()
+    reference_batch, reference_rate = lockstep(simulations)
     session_ = InProcessSession(str(ZOO / "az-bobail-final.onnx"), threads=1)
     batch = max(1, round(run.batch))
     limit = evaluations_per_second(session_, bobail_planes(batch), 0.5 if args.quick else 2.0)
+    reference_limit = evaluations_per_second(
+        session_, bobail_planes(round(reference_batch)), 0.5 if args.quick else 2.0
+    )
     session_.close()
     print(
         f"worker (runner.play_pairings in process, SQLite): Bobail zoo bots (4x32), {simulations} sims, "
@@ -175,6 +203,11 @@ def main() -> None:
     )
     print(f"  worker: {run.per_second:.0f} evaluations/s; ONNX Runtime alone at batch {batch}: {limit:.0f}/s")
     print(f"  worker efficiency: {run.per_second / limit:.2f} of ONNX Runtime's own rate at its batch")
+    print(
+        f"  the search bench's set-up ({LOCKSTEP_GAMES} games in lockstep, same model): batch "
+        f"{reference_batch:.1f}, {reference_rate:.0f} evaluations/s, "
+        f"{reference_rate / reference_limit:.2f} of ONNX Runtime's rate at that batch"
+    )
 
 
 if __name__ == "__main__":
