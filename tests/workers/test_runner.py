@@ -340,6 +340,7 @@ def test_refits_cover_every_game_once_and_skip_when_nothing_is_new(context, new_
 def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(context, ladder, enqueued):
     booked = runner.schedule_ladder(context, ladder.id)
     cap, size = SchedulePolicy().max_in_flight, runner.PAIRINGS_PER_TASK
+    assert size == SchedulePolicy().block  # a task carries one block: both bots batch its games
     assert len(booked) == cap  # the house bots' two introduction pairings, then blocks of their pair
     assert enqueued == [(PLAY_PAIRINGS, booked[start : start + size]) for start in range(0, cap, size)]
     assert runner.schedule_ladder(context, ladder.id) == []  # both bots are at the in-flight cap
