@@ -185,13 +185,13 @@ def main() -> None:
             context.close()
             engine.dispose()
     reference_batch, reference_rate = lockstep(simulations)
-    session_ = InProcessSession(str(ZOO / "az-bobail-final.onnx"), threads=1)
+    ort_session = InProcessSession(str(ZOO / "az-bobail-final.onnx"), threads=1)
     batch = max(1, round(run.batch))
-    limit = evaluations_per_second(session_, bobail_planes(batch), 0.5 if args.quick else 2.0)
+    limit = evaluations_per_second(ort_session, bobail_planes(batch), 0.5 if args.quick else 2.0)
     reference_limit = evaluations_per_second(
-        session_, bobail_planes(round(reference_batch)), 0.5 if args.quick else 2.0
+        ort_session, bobail_planes(round(reference_batch)), 0.5 if args.quick else 2.0
     )
-    session_.close()
+    ort_session.close()
     print(
         f"worker (runner.play_pairings in process, SQLite): Bobail zoo bots (4x32), {simulations} sims, "
         f"{len(CHECKPOINTS) * args.copies} bots, {runner.PAIRINGS_PER_TASK} pairings per task"
