@@ -12,7 +12,9 @@ runner gets is wrapped to count its calls, rows and seconds. Prints:
 - ONNX Runtime's own rate for the same model at that batch (in process, one thread, the inputs of
   real positions), and the ratio of the two: the worker's efficiency;
 - for comparison, the search bench's set-up with the same model: 64 games searched together in
-  lockstep through a ModelHost (bench/search.py), its batch and its efficiency.
+  lockstep through a ModelHost (bench/search.py), its batch and its efficiency, and the worker's
+  evaluations/s as a ratio of its (on a shared machine the steadier figure: whole searches on
+  both sides, no short ONNX Runtime measurement).
 
 Run: .venv/bin/python bench/worker.py [--quick] [--simulations 100] [--tasks 24] [--copies 4]
 """
@@ -208,6 +210,7 @@ def main() -> None:
         f"{reference_batch:.1f}, {reference_rate:.0f} evaluations/s, "
         f"{reference_rate / reference_limit:.2f} of ONNX Runtime's rate at that batch"
     )
+    print(f"  worker / the search bench's set-up: {run.per_second / reference_rate:.2f} in evaluations/s")
 
 
 if __name__ == "__main__":
