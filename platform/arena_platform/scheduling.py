@@ -179,7 +179,7 @@ class _Plan:
         else:
             y, reason = rng.choice(opponents), "random"
         room = self._room()
-        return self._book(x, y, reason, min(self.policy.block, most, room[x], room[y]))
+        return self._book(x, y, reason, int(min(self.policy.block, most, room[x], room[y])))
 
     def _room(self) -> np.ndarray:
         """(N,) the pairings each bot may still put in flight."""
