@@ -35,10 +35,12 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The full runs; tests/bench runs each script with --quick (seconds), so none of them can rot.
 bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/engines.py
 	$(BIN)/python bench/host.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/worker.py
 	$(BIN)/python bench/ratings.py
 	$(BIN)/python bench/platform_load.py  # needs PostgreSQL and Redis, as CI has
 

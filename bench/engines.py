@@ -2,11 +2,15 @@
 
 Usage: .venv/bin/python bench/engines.py [--quick]
 
-Prints one row per game: moves per second of our batched playouts (`Game.playouts`), of our plain
-`step` in a Python loop (what tree search uses), of the peer engine, and our/peer ratios. Every
-figure is measured in this run, single-threaded, for about `seconds` of wall time each (moves of
-whole games from the start; a measurement always finishes the game or batch it started).
-The table is ROWS: one small function per game returning a `Row`.
+Prints one row per game: moves per second of our batched playouts (`Game.playouts`) over a batch
+of many games and over one game at a time, of our plain `step` in a Python loop (what tree search
+uses), of the peer engine (one game at a time, as it plays), and the ratios, each labelled:
+many-at-once against the peer's one-at-a-time is not like for like (one core either way, but the
+peer has no batched path); one game against one game is. Every figure is measured in this run,
+single-threaded, for about `seconds` of wall time each (moves of whole games from the start; a
+measurement always finishes the game or batch it started). The table is ROWS: one small function
+per game returning a `Row`. OpenSpiel (`open-spiel`, in the bench extra) is optional: without it
+the Pente row says so and leaves its peer cells empty.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pyspiel
 from bobail.game import Game as ReferenceBobail
 
 from arena_games.bobail import GAME as BOBAIL
@@ -26,16 +29,24 @@ from arena_games.pente import rules as pente_rules
 from arena_games.pente.tables import EMPTY, NUM_POINTS
 from arena_games.spring2021 import GAME as SPRING2021
 
-PENTE_BATCH = 4096  # games per batched playout call
+try:
+    import pyspiel
+except ImportError:  # the bench extra is not installed: the Pente row has no peer
+    pyspiel = None
+
+PENTE_BATCH = 4096  # games per batched playout call (--quick: QUICK_PENTE_BATCH)
+QUICK_PENTE_BATCH = 256
 
 
 @dataclass(frozen=True)
 class Row:
     game: str
-    batched: float | None  # our batched random playouts, moves/s (None: the game has no batched path)
-    stepped: float  # our `step` in a Python loop, moves/s
-    peer: str  # what we compare with
-    peer_rate: float  # the peer's random playouts, moves/s
+    batch: int  # games per call of our batched playouts (0: the game has no batched path)
+    batched: float | None  # our batched random playouts, `batch` games per call, moves/s
+    single: float | None  # the same code given one game per call, moves/s
+    stepped: float  # our `step` in a Python loop, one game, moves/s
+    peer: str  # what we compare with, or why it is missing
+    peer_rate: float | None  # the peer's random playouts, one game at a time, moves/s
 
 
 def moves_per_second(play: Callable[[], int], seconds: float) -> float:
@@ -47,8 +58,8 @@ def moves_per_second(play: Callable[[], int], seconds: float) -> float:
 
 
 def pente_batched(rngs: list[np.random.Generator]) -> int:
-    """PENTE_BATCH random games from the start, all at once, game i drawing from rngs[i]; the moves made."""
-    batch = pente_playouts.pack([pente_rules.init()] * PENTE_BATCH)
+    """len(rngs) random games from the start, all at once, game i drawing from rngs[i]; the moves made."""
+    batch = pente_playouts.pack([pente_rules.init()] * len(rngs))
     pente_playouts.finish(batch, rngs)
     return int(batch.plies.sum())
 
@@ -80,17 +91,23 @@ def openspiel_random_game(game: pyspiel.Game, seed: int) -> int:
     return state.move_number()
 
 
-def pente_row(seconds: float) -> Row:
+def pente_row(seconds: float, batch: int) -> Row:
     rng = np.random.default_rng(0)
-    rngs = rng.spawn(PENTE_BATCH)  # one generator per game, as searches pass them
-    gomoku = pyspiel.load_game("gomoku", {"size": 19})
-    seeds = iter(range(1 << 62))
+    rngs = rng.spawn(batch)  # one generator per game, as searches pass them
+    peer, peer_rate = "OpenSpiel not installed (pip install open-spiel, the bench extra): no peer", None
+    if pyspiel is not None:
+        gomoku = pyspiel.load_game("gomoku", {"size": 19})
+        seeds = iter(range(1 << 62))
+        peer = "OpenSpiel gomoku 19x19 (C++ evaluate_bots)"
+        peer_rate = moves_per_second(lambda: openspiel_random_game(gomoku, next(seeds)), seconds)
     return Row(
         game="pente",
+        batch=batch,
         batched=moves_per_second(lambda: pente_batched(rngs), seconds),
+        single=moves_per_second(lambda: pente_batched(rngs[:1]), seconds),
         stepped=moves_per_second(lambda: pente_stepped(rng), seconds),
-        peer="OpenSpiel gomoku 19x19 (C++ evaluate_bots)",
-        peer_rate=moves_per_second(lambda: openspiel_random_game(gomoku, next(seeds)), seconds),
+        peer=peer,
+        peer_rate=peer_rate,
     )
 
 
@@ -113,24 +130,29 @@ def bobail_reference_game(rng: np.random.Generator) -> int:
     return moves
 
 
-def bobail_row(seconds: float) -> Row:
+def bobail_row(seconds: float, batch: int) -> Row:
     rng = np.random.default_rng(0)
     return Row(
         game="bobail",
+        batch=0,
         batched=None,
+        single=None,
         stepped=moves_per_second(lambda: bobail_stepped(rng), seconds),
         peer="bobail 1.4.2 (the reference library, pure Python)",
         peer_rate=moves_per_second(lambda: bobail_reference_game(rng), seconds),
     )
 
 
-def spring2021_row(seconds: float) -> Row:
+SPRING2021_BATCH = 64  # games per batched playout call
+
+
+def spring2021_row(seconds: float, batch: int) -> Row:
     """Random frames (one joint action of the players still to move) from the start of seeded games.
 
-    `step`: through the public contract, frame by frame. Batched: `Game.playouts` on 64 starts at a
-    time; it reports only returns, so its frames are counted as games x the stepped games' mean
-    frames (the same random play). No public engine of this game runs beside ours (the official
-    referee is Java, on the CodinGame SDK), so the peer columns read nan.
+    `step`: through the public contract, frame by frame. Batched: `Game.playouts` on
+    SPRING2021_BATCH starts at a time, and on one; it reports only returns, so its frames are counted
+    as games x the stepped games' mean frames (the same random play). No public engine of this game
+    runs beside ours (the official referee is Java, on the CodinGame SDK): no peer.
     """
     rng, seeds, played = np.random.default_rng(0), iter(range(1 << 62)), [0, 0]  # [games, frames]
 
@@ -142,49 +164,76 @@ def spring2021_row(seconds: float) -> Row:
         played[0] += 1
         return 1
 
-    def batched() -> int:
-        starts = [SPRING2021.init(next(seeds), None) for _ in range(64)]
-        return len(SPRING2021.random_playouts(starts, rng.spawn(len(starts))))
+    def batched(games: int) -> int:
+        starts = [SPRING2021.init(next(seeds), None) for _ in range(games)]
+        return len(SPRING2021.random_playouts(starts, rng.spawn(games)))
 
-    step_games = moves_per_second(stepped, seconds)  # `play` functions returning games: games/s
+    step_games = moves_per_second(stepped, seconds)  # the `play` functions count games: games/s
     frames_per_game = played[1] / played[0]
-    batched_games = moves_per_second(batched, seconds)
     return Row(
-        "spring2021",
-        batched_games * frames_per_game,
-        step_games * frames_per_game,
-        "none public",
-        float("nan"),
+        game="spring2021",
+        batch=SPRING2021_BATCH,
+        batched=moves_per_second(lambda: batched(SPRING2021_BATCH), seconds) * frames_per_game,
+        single=moves_per_second(lambda: batched(1), seconds) * frames_per_game,
+        stepped=step_games * frames_per_game,
+        peer="none public (the official referee is Java on the CodinGame SDK)",
+        peer_rate=None,
     )
 
 
-ROWS: tuple[Callable[[float], Row], ...] = (pente_row, bobail_row, spring2021_row)
+ROWS: tuple[Callable[[float, int], Row], ...] = (pente_row, bobail_row, spring2021_row)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _ratio(ours: float | None, peer: float | None) -> str:
+    return "-" if ours is None or peer is None else f"{ours / peer:.2f}"
 
 
 def print_table(rows: list[Row]) -> None:
-    header = ("game", "batched moves/s", "step moves/s", "peer", "peer moves/s", "batched/peer", "step/peer")
+    """The rates, then the ratios to the peer, each column saying what it compares."""
+    header = ("game", "batched moves/s", "1 game/call moves/s", "step moves/s", "peer", "peer moves/s")
     lines = [header] + [
         (
             row.game,
-            "-" if row.batched is None else f"{row.batched:,.0f}",
+            "-" if row.batched is None else f"{row.batched:,.0f} ({row.batch} games/call)",
+            _rate(row.single),
             f"{row.stepped:,.0f}",
             row.peer,
-            f"{row.peer_rate:,.0f}",
-            "-" if row.batched is None else f"{row.batched / row.peer_rate:.2f}",
-            f"{row.stepped / row.peer_rate:.2f}",
+            _rate(row.peer_rate),
         )
         for row in rows
     ]
-    widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
+    _print_lines(lines)
+    print("\nratios to the peer (which plays one game at a time):")
+    header = ("game", "batched/peer (N games vs 1: not like for like)", "1 game/peer (like for like)")
+    lines = [header] + [
+        (
+            row.game,
+            _ratio(row.batched, row.peer_rate),
+            _ratio(row.single, row.peer_rate) + f" (step loop: {_ratio(row.stepped, row.peer_rate)})",
+        )
+        for row in rows
+    ]
+    _print_lines(lines)
+
+
+def _print_lines(lines: list[tuple[str, ...]]) -> None:
+    widths = [max(len(line[column]) for line in lines) for column in range(len(lines[0]))]
     for line in lines:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="about 0.5 s per measurement instead of 3 s")
-    seconds = 0.5 if parser.parse_args().quick else 3.0
-    print_table([row(seconds) for row in ROWS])
+    parser.add_argument(
+        "--quick", action="store_true", help=f"0.3 s per measurement, {QUICK_PENTE_BATCH} games per batch"
+    )
+    quick = parser.parse_args().quick
+    seconds, batch = (0.3, QUICK_PENTE_BATCH) if quick else (3.0, PENTE_BATCH)
+    print_table([row(seconds, batch) for row in ROWS])
 
 
 if __name__ == "__main__":

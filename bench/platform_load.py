@@ -15,7 +15,10 @@
 Each part runs in a database of its own, dropped afterwards; Redis database 12 is flushed.
 
     .venv/bin/python bench/platform_load.py [--seconds 40] [--bots 1000] [--games 1000000]
-        [--skip-throughput] [--cache-seconds 1.0]
+        [--skip-throughput] [--cache-seconds 1.0] [--quick]
+
+`--quick` (the CI smoke run, well under a minute): windows of 2 s after a 2 s warm-up in the order
+1, 2 workers only, 100 bots and 20,000 games, one refit, 2 s of load from 10 clients.
 
 (Not `bench/platform.py`: run as a script, that file would shadow the standard library's
 `platform` module for everything it imports.)
@@ -36,6 +39,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 import httpx
 import numpy as np
@@ -82,7 +86,25 @@ def temporary_database() -> Iterator[str]:
         admin.dispose()
 
 
-def games_per_hour(workers: int, seconds: float) -> np.ndarray:
+@dataclass(frozen=True)
+class Plan:
+    """How long and how big each part runs."""
+
+    seconds: float  # each throughput window
+    warmup: float  # before each window
+    order: tuple[int, ...]  # worker counts of the windows, in order
+    bots: int
+    games: int
+    refits: int
+    clients: int
+    load_seconds: float
+
+
+FULL = Plan(40.0, WARMUP_S, (1, 2, 2, 1), 1000, 1_000_000, REFITS, CLIENTS, LOAD_SECONDS)
+QUICK = Plan(2.0, 2.0, (1, 2), 100, 20_000, 1, 10, 2.0)
+
+
+def games_per_hour(workers: int, seconds: float, warmup: float = WARMUP_S) -> np.ndarray:
     """Games and moves recorded per hour by `workers` worker processes, after a warm-up: (2,).
 
     Moves are the steadier measure of work: game lengths vary, and a minute holds a few hundred
@@ -125,7 +147,7 @@ def games_per_hour(workers: int, seconds: float) -> np.ndarray:
             while len(client.control.ping(timeout=1.0)) < workers:
                 time.sleep(0.5)
             client.send_task(SCHEDULE_LADDER, args=(ladder.id,))
-            time.sleep(WARMUP_S)
+            time.sleep(warmup)
             start, started = _games(engine), time.monotonic()
             time.sleep(seconds)
             played, elapsed = _games(engine) - start, time.monotonic() - started
@@ -137,14 +159,14 @@ def games_per_hour(workers: int, seconds: float) -> np.ndarray:
     return played / elapsed * 3600
 
 
-def scaling_rates(seconds: float) -> dict[int, np.ndarray]:
-    """Games and moves per hour (2,) for one and for two workers, each the mean of two windows
-    measured in the order 1, 2, 2, 1: a machine whose speed drifts during the runs (these are
-    shared) then favours neither count. Measured one after the other, one and two workers gave
-    ratios from 1.7 to 2.4 on one machine."""
+def scaling_rates(plan: Plan) -> dict[int, np.ndarray]:
+    """Games and moves per hour (2,) for one and for two workers, each the mean of its windows,
+    measured in the plan's order (fully: 1, 2, 2, 1, so that a machine whose speed drifts during
+    the runs, as these shared ones do, favours neither count; measured one after the other, one and
+    two workers gave ratios from 1.7 to 2.4 on one machine)."""
     windows: dict[int, list[np.ndarray]] = {1: [], 2: []}
-    for workers in (1, 2, 2, 1):
-        windows[workers].append(games_per_hour(workers, seconds))
+    for workers in plan.order:
+        windows[workers].append(games_per_hour(workers, plan.seconds, plan.warmup))
     return {workers: np.mean(rates, axis=0) for workers, rates in windows.items()}
 
 
@@ -230,9 +252,12 @@ uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 """
 
 
-def leaderboard_latency(url: str, ladder_id: int, cache_seconds: float) -> tuple[float, float, float, int]:
-    """p50 and p99 latency (ms) of GET /api/v1/ladders/{id}/leaderboard, requests per second, failures;
-    the server caches leaderboards for `cache_seconds` (0: every request reads the database)."""
+def leaderboard_latency(
+    url: str, ladder_id: int, cache_seconds: float, clients: int = CLIENTS, seconds: float = LOAD_SECONDS
+) -> tuple[float, float, float, int]:
+    """p50 and p99 latency (ms) of GET /api/v1/ladders/{id}/leaderboard under `clients` clients for
+    `seconds`, requests per second, failures; the server caches leaderboards for `cache_seconds`
+    (0: every request reads the database)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -246,7 +271,7 @@ def leaderboard_latency(url: str, ladder_id: int, cache_seconds: float) -> tuple
                         break
                 time.sleep(0.2)
             latencies, failures, elapsed = asyncio.run(
-                _hammer("127.0.0.1", port, f"/api/v1/ladders/{ladder_id}/leaderboard")
+                _hammer("127.0.0.1", port, f"/api/v1/ladders/{ladder_id}/leaderboard", clients, seconds)
             )
         finally:
             server.terminate()
@@ -255,8 +280,10 @@ def leaderboard_latency(url: str, ladder_id: int, cache_seconds: float) -> tuple
     return float(p50), float(p99), len(latencies) / elapsed, failures
 
 
-async def _hammer(host: str, port: int, path: str) -> tuple[list[float], int, float]:
-    """CLIENTS concurrent clients asking for LOAD_SECONDS seconds: each success's latency in seconds,
+async def _hammer(
+    host: str, port: int, path: str, clients: int, seconds: float
+) -> tuple[list[float], int, float]:
+    """`clients` concurrent clients asking for `seconds`: each success's latency in seconds,
     the number of failures (errors and non-200 answers), and the wall time.
 
     Each client is one keep-alive HTTP/1.1 connection that asks for gzip, as browsers and HTTP
@@ -277,7 +304,7 @@ async def _hammer(host: str, port: int, path: str) -> tuple[list[float], int, fl
     latencies: list[float] = []
     failures = 0
     begun = time.perf_counter()
-    deadline = begun + LOAD_SECONDS
+    deadline = begun + seconds
 
     async def one_client() -> None:
         nonlocal failures
@@ -297,7 +324,7 @@ async def _hammer(host: str, port: int, path: str) -> tuple[list[float], int, fl
         finally:
             writer.close()
 
-    await asyncio.gather(*(one_client() for _ in range(CLIENTS)))
+    await asyncio.gather(*(one_client() for _ in range(clients)))
     return latencies, failures, time.perf_counter() - begun
 
 
@@ -322,18 +349,20 @@ async def _exchange(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--seconds", type=float, default=40.0, help="the length of each of the four throughput windows"
+        "--seconds", type=float, default=FULL.seconds, help="the length of each of the throughput windows"
     )
-    parser.add_argument("--bots", type=int, default=1000)
-    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--bots", type=int, default=FULL.bots)
+    parser.add_argument("--games", type=int, default=FULL.games)
     parser.add_argument("--skip-throughput", action="store_true", help="only the big ladder's part")
     parser.add_argument(
         "--cache-seconds", type=float, default=1.0, help="the server's leaderboard cache TTL; 0 disables it"
     )
+    parser.add_argument("--quick", action="store_true", help="the short smoke run (see the docstring)")
     args = parser.parse_args()
+    plan = QUICK if args.quick else replace(FULL, seconds=args.seconds, bots=args.bots, games=args.games)
 
     if not args.skip_throughput:
-        rates = scaling_rates(args.seconds)
+        rates = scaling_rates(plan)
         for workers, (games, moves) in rates.items():
             print(
                 f"full path, {workers} worker process(es): {games:,.0f} games/hour ({moves:,.0f} moves/hour)"
@@ -344,19 +373,21 @@ def main() -> None:
     with temporary_database() as url:
         engine = make_engine(url)
         started = time.perf_counter()
-        ladder_id = seed_big_ladder(engine, args.bots, args.games)
-        print(f"seeded {args.bots:,} bots and {args.games:,} games in {time.perf_counter() - started:.1f} s")
-        times = refit_seconds(engine, ladder_id)
+        ladder_id = seed_big_ladder(engine, plan.bots, plan.games)
+        print(f"seeded {plan.bots:,} bots and {plan.games:,} games in {time.perf_counter() - started:.1f} s")
+        times = refit_seconds(engine, ladder_id, plan.refits)
         print(
-            f"refit of {args.games:,} games (read pair counts, fit, write ratings): median "
+            f"refit of {plan.games:,} games (read pair counts, fit, write ratings): median "
             f"{np.median(times):.2f} s of {', '.join(f'{t:.2f}' for t in times)}"
         )
         engine.dispose()
         for cache_seconds in dict.fromkeys((args.cache_seconds, 0.0)):  # uncached: every request reads
-            p50, p99, throughput, failures = leaderboard_latency(url, ladder_id, cache_seconds)
+            p50, p99, throughput, failures = leaderboard_latency(
+                url, ladder_id, cache_seconds, plan.clients, plan.load_seconds
+            )
             print(
-                f"leaderboard (cache {cache_seconds:g} s), {CLIENTS} concurrent clients for "
-                f"{LOAD_SECONDS:g} s: p50 {p50:.0f} ms, p99 {p99:.0f} ms, {throughput:.0f} requests/s, "
+                f"leaderboard (cache {cache_seconds:g} s), {plan.clients} concurrent clients for "
+                f"{plan.load_seconds:g} s: p50 {p50:.0f} ms, p99 {p99:.0f} ms, {throughput:.0f} requests/s, "
                 f"{failures} failed"
             )
 

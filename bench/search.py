@@ -3,8 +3,9 @@
 1. Bobail, the seed's AlphaZero network (6 residual blocks x 75 filters on 43x5x5, policy 200 +
    value; built with torch, exported with dynamo=False): ONNX Runtime's own evaluations/s at the
    batch the search achieves (the limit), our simulations/s through the ModelHost with 64 games
-   searched in lockstep, and the one-game loop (one evaluation per call). Target: >= 0.8 of the
-   limit.
+   searched in lockstep, and the one-game loop: one evaluation per call, and with the AlphaZero
+   player's virtual loss (`players.SEARCH_LEAVES` leaves per round), against ONNX Runtime's own
+   batch-1 rate. Target: >= 0.8 of the limit. (A real worker's batches: bench/worker.py.)
 2. A small MLP of the Spring 2021 shape (534 -> 96 -> 96 -> 38 + value) on a synthetic game of 38
    actions: inference costs microseconds, so the search's own Python cost shows: microseconds per
    simulation outside the model call (tree code, plus the synthetic game's functions and input
@@ -18,18 +19,19 @@ from __future__ import annotations
 import argparse
 import io
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second
 from torch import nn
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.host import ModelHost
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
+from arena_bots.players import SEARCH_LEAVES
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game, GameSpec
 from arena_games.bobail import GAME as BOBAIL
@@ -114,21 +116,6 @@ def to_onnx(model: nn.Module, input_name: str, shape: tuple[int, ...]) -> bytes:
     return buffer.getvalue()
 
 
-class TimedBackend:
-    """Counts rows and time spent in the wrapped backend's `run`."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend, self.seconds, self.rows, self.calls = backend, 0.0, 0, 0
-
-    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        start = time.perf_counter()
-        outputs = self.backend.run(inputs)
-        self.seconds += time.perf_counter() - start
-        self.rows += len(next(iter(inputs.values())))
-        self.calls += 1
-        return outputs
-
-
 @dataclass(frozen=True)
 class Measure:
     """One search call: wall time, descents, model rows and calls, and time inside the model."""
@@ -160,7 +147,7 @@ class Measure:
 
 def measure_search(game: Game, backend: Any, states: list[Any], simulations: int, leaves: int = 1) -> Measure:
     """One search call over `states` (all searched together), `leaves` per tree and round."""
-    timed = TimedBackend(backend)
+    timed = MeteredBackend(backend)
     evaluator = NetworkEvaluator(timed, game)
     requests = [Request(s, game.to_move(s)[0], np.random.default_rng(i)) for i, s in enumerate(states)]
     config = SearchConfig(simulations=simulations, leaves_per_round=leaves)
@@ -183,27 +170,6 @@ def print_table(measures: list[Measure], limit: float | None = None) -> None:
         print(f"  {m.label:26s} {numbers}")
 
 
-def evaluations_per_second(backend: Any, inputs: dict[str, np.ndarray], seconds: float) -> float:
-    """ONNX Runtime's own rate on these inputs, repeated for about `seconds`."""
-    backend.run(inputs)
-    calls, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        backend.run(inputs)
-        calls += 1
-    return calls * len(next(iter(inputs.values()))) / (time.perf_counter() - start)
-
-
-def bobail_positions(count: int) -> list[Any]:
-    """Positions after the seeded openings 0 .. count - 1."""
-    positions = []
-    for seed in range(count):
-        state = BOBAIL.init(seed, None)
-        for joint in BOBAIL.opening(seed, None):
-            state = BOBAIL.step(state, joint)
-        positions.append(state)
-    return positions
-
-
 def bench_bobail(quick: bool) -> None:
     simulations = 24 if quick else 100
     model = to_onnx(AlphaZeroNet(), "board", BOBAIL.spec.inputs["board"])
@@ -213,14 +179,13 @@ def bench_bobail(quick: bool) -> None:
             measure_search(BOBAIL, host, positions, simulations),
             measure_search(BOBAIL, host, positions, simulations, leaves=4),
             measure_search(BOBAIL, host, positions[:1], simulations * 4),
-            measure_search(BOBAIL, host, positions[:1], simulations * 4, leaves=8),
+            measure_search(BOBAIL, host, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
         ]
     lockstep = measures[0]
     batch = round(lockstep.batch)
-    planes = np.stack([BOBAIL.encode(s, BOBAIL.to_move(s)[0])["board"] for s in positions[:batch]])
     session = InProcessSession(model, threads=1)
-    limit = evaluations_per_second(session, {"board": planes}, 1.0 if quick else 3.0)
-    limit_one = evaluations_per_second(session, {"board": planes[:1]}, 0.5 if quick else 1.5)
+    limit = evaluations_per_second(session, bobail_planes(batch), 1.0 if quick else 3.0)
+    limit_one = evaluations_per_second(session, bobail_planes(1), 0.5 if quick else 1.5)
     session.close()
     print(f"Bobail AlphaZero network 6x75 (43x5x5 -> 200 + value), {simulations} simulations per search")
     print(f"  limit: ONNX Runtime in process, 1 thread, batch {batch} (the lockstep's): {limit:.0f} eval/s")
@@ -229,6 +194,11 @@ def bench_bobail(quick: bool) -> None:
     print(
         f"  lockstep over {GAMES} games: {lockstep.per_second / limit:.2f} of the limit, "
         f"{lockstep.per_second / measures[2].per_second:.1f}x the one-game loop"
+    )
+    print(
+        f"  one game: {measures[2].per_second / limit_one:.2f} of the batch-1 rate in lockstep, "
+        f"{measures[3].per_second / limit_one:.2f} with {SEARCH_LEAVES} leaves per round "
+        f"({measures[3].per_second / measures[2].per_second:.1f}x)"
     )
 
 
@@ -264,6 +234,7 @@ SYNTHETIC = Game(
     end_reason=lambda state: "length" if state[0] >= SYNTHETIC_LENGTH else "",
     encode=lambda state, player: {"features": _FEATURES[state[1] % SYNTHETIC_TABLE]},
     render=str,
+    view=lambda state: {"ply": state[0], "key": state[1]},
     to_dict=lambda state: {"ply": state[0], "key": state[1]},
     from_dict=lambda data: (data["ply"], data["key"]),
     opening=lambda seed, config: (),
@@ -279,7 +250,7 @@ def bench_mlp(quick: bool) -> None:
         measure_search(SYNTHETIC, session, positions, simulations),
         measure_search(SYNTHETIC, session, positions, simulations, leaves=4),
         measure_search(SYNTHETIC, session, positions[:1], simulations * 4),
-        measure_search(SYNTHETIC, session, positions[:1], simulations * 4, leaves=8),
+        measure_search(SYNTHETIC, session, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
     ]
     print(f"Spring 2021 MLP (534 -> 96 -> 96 -> 38 + value), synthetic 38-action game, {simulations} sims")
     print_table(measures)

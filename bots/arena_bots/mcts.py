@@ -44,10 +44,11 @@ player against lockstep):
   speed, 64 games   x4: +4% (6x75 resnet via ModelHost, 0.87 -> 0.90 of the limit), +18% (MLP)
   speed, 1 game     x8: +73% (resnet), +76% (MLP)
   strength          UCT x4 24/40, x8 14/40; PUCT with rollout values x4 23/40, x8 21/40
-Lockstep (1 leaf) is the default: with many games at once, as the platform plays, it already
-fills the batch, virtual loss gains only 4-18% there, and 8 leaves cost UCT strength. For the
-search of one or two games (one position, one pairing) 4 to 8 leaves make it up to 1.7x faster;
-4 showed no loss of strength in 40 games.
+Lockstep (1 leaf) is this module's default: with many games at once it already fills the batch,
+virtual loss gains only 4-18% there, and 8 leaves cost UCT strength. For the search of a few games
+(one position, one pairing) 4 to 8 leaves make it up to 1.7x faster; 4 showed no loss of strength
+in 40 games (again 20/40 for the Bobail zoo bot at 100 simulations). A worker's task holds only a
+few games per bot, so the platform's AlphaZero player searches with 4 (`players.SEARCH_LEAVES`).
 """
 
 from __future__ import annotations

@@ -36,12 +36,20 @@ class RandomPlayer:
         return [Decision(action=game.random_action(r.state, r.player, r.rng)) for r in requests]
 
 
+# Descents per tree and round of the AlphaZero player (virtual loss, `arena_bots.mcts`): a worker's
+# task holds only a few games per bot (one block of pairings), so lockstep alone gave its models
+# batches of 1-2 rows; 4 leaves make them about 4x larger (bench/worker.py). Strength: the Bobail zoo
+# bot with 4 leaves against itself in lockstep, 100 simulations: 20/40.
+SEARCH_LEAVES = 4
+
+
 class MctsPlayer:
     """The AlphaZero player: PUCT search over the evaluator's priors and values.
 
     `simulations` descents per move after the root's evaluation; `temperature` 0 plays the most
     visited move, above 0 samples by visits^(1 / temperature). `fpu_reduction`, the Dirichlet
-    root noise and `leaves_per_round` (virtual loss) are as in `arena_bots.mcts.SearchConfig`.
+    root noise and `leaves_per_round` (virtual loss; SEARCH_LEAVES) are as in
+    `arena_bots.mcts.SearchConfig`.
     """
 
     def __init__(
@@ -54,7 +62,7 @@ class MctsPlayer:
         fpu_reduction: float = 0.0,
         dirichlet_fraction: float = 0.0,
         dirichlet_alpha: float = 0.3,
-        leaves_per_round: int = 1,
+        leaves_per_round: int = SEARCH_LEAVES,
         name: str = "mcts",
     ) -> None:
         if temperature < 0:

@@ -18,14 +18,21 @@ The order of play:
 2. Everyone else (introduction complete): the first bot is one with the fewest pairings scheduled
    (fair share; ties drawn at random). With probability `informative_share` its opponent is the one
    whose game teaches the most (expected information gain, below), otherwise a uniformly random one:
-   pairing only close ratings was measured to distort the scale.
+   pairing only close ratings was measured to distort the scale. The pair chosen is booked as a
+   block of up to `block` pairings (each from its own opening): a worker plays a block as one task,
+   so each of the two bots searches `block` games at once and its model sees batches that large
+   (fishtest's tasks are likewise many games of one pair).
 Throughout, no bot has more than `max_in_flight` pairings in flight, so no bot hogs the workers.
+
+`task_groups` splits a round's pairings into task messages that keep pairings sharing a bot
+together (a block, a new bot's round robin), for the same reason.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -60,7 +67,8 @@ class LadderState:
 class SchedulePolicy:
     house_pairings: int = 2  # pairings owed to each house bot (and between house bots)
     informative_share: float = 0.7  # of the pairings after introduction; the rest are random
-    max_in_flight: int = 2  # pairings in flight per bot
+    block: int = 4  # pairings booked at once for a pair chosen after introduction
+    max_in_flight: int = 8  # pairings in flight per bot: two blocks
 
 
 DEFAULT_POLICY = SchedulePolicy()
@@ -81,13 +89,43 @@ def next_pairings(
 ) -> list[Pairing]:
     """Up to `count` pairings to play next (see the module's contract)."""
     plan = _Plan(state, policy)
-    pairings = []
-    for _ in range(count):
-        pairing = plan.introduction() or plan.settled(rng)
-        if pairing is None:
+    pairings: list[Pairing] = []
+    while len(pairings) < count:
+        booked = plan.introduction() or plan.settled(rng, count - len(pairings))
+        if not booked:
             break
-        pairings.append(pairing)
+        pairings.extend(booked)
     return pairings
+
+
+def task_groups(pairs: Sequence[tuple[str, str]], size: int) -> list[list[int]]:
+    """The indices of a round's pairings (given as their two bots, in booking order) in groups of
+    at most `size`, one group per task message, so that pairings sharing a bot travel together.
+
+    Greedy: the bot in the most pairings not yet grouped (ties: the one booked first) gets the next
+    group: its pairings against its most frequent opponent first (a block stays whole), then in
+    booking order. Every index appears in exactly one group.
+    """
+    if size < 1:
+        raise ValueError(f"size must be at least 1, got {size}")
+    left = list(range(len(pairs)))
+    groups = []
+    while left:
+        order = [bot for index in left for bot in pairs[index]]
+        counts = Counter(order)
+        hub = max(counts, key=lambda bot: (counts[bot], -order.index(bot)))
+        own = [index for index in left if hub in pairs[index]]
+        opponents = Counter(_other(pairs[index], hub) for index in own)
+        own.sort(key=lambda index: (-opponents[_other(pairs[index], hub)], index))
+        group = own[:size]
+        groups.append(sorted(group))
+        taken = set(group)
+        left = [index for index in left if index not in taken]
+    return groups
+
+
+def _other(pair: tuple[str, str], bot: str) -> str:
+    return pair[1] if pair[0] == bot else pair[0]
 
 
 class _Plan:
@@ -111,8 +149,8 @@ class _Plan:
         self.required = np.tril(np.where(either_house, policy.house_pairings, 1), k=-1)  # [newer, older]
         self.mean, self.variance = _beliefs(self.names, state.ratings)
 
-    def introduction(self) -> Pairing | None:
-        """The next introduction pairing, or None when none is admissible now."""
+    def introduction(self) -> list[Pairing]:
+        """The next introduction pairing (a list of one), or none when none is admissible now."""
         owed = self.required > self.scheduled  # [x, y]: x still owes older y a pairing
         in_house_stage = (owed & self.is_house[None, :]).any(axis=1)
         stage_allows = self.is_house[None, :] | ~in_house_stage[:, None]  # [p, q]: p may play q now
@@ -120,34 +158,42 @@ class _Plan:
         admissible = owed & stage_allows & stage_allows.T & free[:, None] & free[None, :]
         candidates = np.flatnonzero(admissible.any(axis=1))
         if not candidates.size:
-            return None
+            return []
         totals = self.scheduled.sum(axis=1)
         x = candidates[np.argmin(totals[candidates])]  # fewest scheduled, then oldest
-        return self._book(x, int(np.argmax(admissible[x])), "introduction")
+        return self._book(x, int(np.argmax(admissible[x])), "introduction", 1)
 
-    def settled(self, rng: np.random.Generator) -> Pairing | None:
-        """The next pairing between introduced bots, or None when fewer than two are free."""
+    def settled(self, rng: np.random.Generator, most: int) -> list[Pairing]:
+        """The next block of at most `most` pairings between introduced bots (as many as the block
+        size and both bots' in-flight room allow), or none when fewer than two bots are free."""
         introduced = ~(self.required > self.scheduled).any(axis=1)
         pool = np.flatnonzero(introduced & self._free())
         if pool.size < 2:
-            return None
+            return []
         totals = self.scheduled.sum(axis=1)[pool]
         x = rng.choice(pool[totals == totals.min()])
         opponents = pool[pool != x]
         if rng.random() < self.policy.informative_share:
             gain = _information_gain(self.mean, self.variance, x, opponents)
-            return self._book(x, opponents[np.argmax(gain)], "informative")
-        return self._book(x, rng.choice(opponents), "random")
+            y, reason = opponents[np.argmax(gain)], "informative"
+        else:
+            y, reason = rng.choice(opponents), "random"
+        room = self._room()
+        return self._book(x, y, reason, int(min(self.policy.block, most, room[x], room[y])))
+
+    def _room(self) -> np.ndarray:
+        """(N,) the pairings each bot may still put in flight."""
+        return self.policy.max_in_flight - self.in_flight.sum(axis=1)
 
     def _free(self) -> np.ndarray:
         """(N,) bool: bots below the in-flight cap."""
-        return self.in_flight.sum(axis=1) < self.policy.max_in_flight
+        return self._room() > 0
 
-    def _book(self, x: int, y: int, reason: Reason) -> Pairing:
+    def _book(self, x: int, y: int, reason: Reason, count: int) -> list[Pairing]:
         for matrix in (self.in_flight, self.scheduled):
-            matrix[x, y] += 1
-            matrix[y, x] += 1
-        return Pairing(first=self.names[x], second=self.names[y], reason=reason)
+            matrix[x, y] += count
+            matrix[y, x] += count
+        return [Pairing(first=self.names[x], second=self.names[y], reason=reason)] * count
 
 
 def _add_pair_counts(

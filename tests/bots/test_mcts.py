@@ -208,7 +208,7 @@ def test_a_player_moving_twice_keeps_its_point_of_view(rule: str) -> None:
     assert best_action(game, evaluator, config, state="again") == 1
 
 
-@pytest.mark.parametrize("leaves", [1, 8])
+@pytest.mark.parametrize("leaves", [1, 4, 8])
 @pytest.mark.parametrize("seed", range(4))
 def test_converges_to_minimax_on_random_trees(seed: int, leaves: int) -> None:
     tree, best = random_tree(seed)
@@ -238,15 +238,21 @@ def test_root_value_is_the_minimax_value_for_the_mover() -> None:
     assert result.value > 0.9  # player 1 to move refutes the bait: +1 for player 1
 
 
-def test_batched_searches_match_one_at_a_time() -> None:
+@pytest.mark.parametrize("leaves", [1, 4])
+def test_batched_searches_match_one_at_a_time(leaves: int) -> None:
+    """A worker batches the searches of several pairings (with virtual loss, as the AlphaZero player
+    searches): each tree still searches as it would alone, so a pairing plays the same in any batch."""
     tree, _ = random_tree(7)
     game = tree_game(tree, width=3)
     states = ["root", "root.0", "root.1", "root.2.0"]
     backend = LinearBackend(len(tree), 3)
     evaluator = NetworkEvaluator(backend, game)
-    config = SearchConfig(simulations=60, dirichlet_fraction=0.25)
+    config = SearchConfig(simulations=60, dirichlet_fraction=0.25, leaves_per_round=leaves)
     together = search(game, evaluator, requests_for(game, states), config)
-    assert max(backend.batches) == len(states)  # one call per round for all trees
+    if leaves == 1:
+        assert max(backend.batches) == len(states)  # one call per round for all trees
+    else:
+        assert len(states) < max(backend.batches) <= leaves * len(states)
     for index, _state in enumerate(states):
         request = requests_for(game, states)[index]
         (alone,) = search(game, evaluator, [request], config)

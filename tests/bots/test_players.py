@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.match import MatchSetup, Request, play, play_many
-from arena_bots.players import GreedyPlayer, MctsPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.players import SEARCH_LEAVES, GreedyPlayer, MctsPlayer, RandomPlayer, SamplePlayer, UctPlayer
 from arena_games.api import Game, GameSpec
 
 LEGAL = {"angle": [True, True, False, True], "thrust": [False, True, True]}
@@ -54,13 +54,14 @@ class FixedBackend:
 
     def __init__(self, outputs: Mapping[str, Sequence[float]], broken_rows=(), error=None) -> None:
         self.outputs, self.broken_rows, self.error = outputs, broken_rows, error
-        self.calls = 0
+        self.calls, self.rows = 0, 0
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.calls += 1
         if self.error is not None:
             raise self.error
-        rows = len(inputs["moves"])
+        rows = len(next(iter(inputs.values())))
+        self.rows += rows
         result = {
             name: np.tile(np.asarray(values, dtype=np.float32), (rows, 1))
             for name, values in self.outputs.items()
@@ -152,6 +153,19 @@ def test_mcts_player_answers_every_request_with_an_insight() -> None:
         insight = json.loads(json.dumps(decision.insight))
         assert insight["simulations"] == 12
         assert insight["top"][0]["action"] == list(decision.action)
+
+
+def test_mcts_player_sends_several_positions_of_one_game_per_model_call() -> None:
+    """A worker's task holds a few games per bot, so each search adds SEARCH_LEAVES leaves per round
+    (virtual loss): its model calls carry several positions even for one game, the budget exact."""
+    game = registered_game("bobail")
+    backend = FixedBackend({"policy": [0.0] * 200, "value": [0.0]})
+    player = MctsPlayer(NetworkEvaluator(backend, game), simulations=40)
+    [decision] = player.decide(game, requests_for(game, 1))
+    assert decision.insight["simulations"] == 40
+    assert SEARCH_LEAVES >= 4
+    assert backend.calls <= 1 + 40 // SEARCH_LEAVES  # the root, then one call per round
+    assert backend.rows / backend.calls > 2
 
 
 def test_mcts_player_turns_model_faults_into_decision_faults() -> None:

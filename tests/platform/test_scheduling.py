@@ -14,6 +14,7 @@ from arena_platform.scheduling import (
     Pairing,
     SchedulePolicy,
     next_pairings,
+    task_groups,
 )
 
 HOUSE = (LadderBot("house-random", is_house=True), LadderBot("house-mcts", is_house=True, created=1))
@@ -81,8 +82,10 @@ def test_on_a_new_ladder_every_bot_meets_the_house_bots_before_anyone_else():
 
 def test_seventy_percent_of_settled_pairings_go_where_they_teach_the_most():
     ladder = HOUSE + REGULARS
-    booked = play_rounds(ladder, introduced(ladder), rounds=500, per_round=4, seed=3)
-    reasons = Counter(p.reason for pairings in booked for p in pairings)
+    block = SchedulePolicy().block
+    booked = play_rounds(ladder, introduced(ladder), rounds=1000, per_round=block, seed=3)
+    assert all(len(set(pairings)) == 1 for pairings in booked)  # each round one block: one choice
+    reasons = Counter(pairings[0].reason for pairings in booked)
     assert reasons["introduction"] == 0
     share = reasons["informative"] / reasons.total()
     assert share == pytest.approx(0.7, abs=3 * np.sqrt(0.21 / reasons.total()))
@@ -136,12 +139,12 @@ def test_no_bot_exceeds_its_in_flight_cap_and_games_are_shared_fairly():
 
 def test_the_cap_stops_booking_when_every_bot_is_busy():
     ladder = HOUSE + REGULARS
-    busy = {("bot0", "bot1"): 2, ("bot2", "bot3"): 1}
+    busy = {("bot0", "bot1"): SchedulePolicy().max_in_flight, ("bot2", "bot3"): 1}
     state = LadderState(ladder, introduced(ladder), busy, spread_ratings(ladder))
     pairings = next_pairings(state, 100, np.random.default_rng(5))
     in_flight = Counter(name for p in pairings for name in (p.first, p.second))
     in_flight.update(name for pair, count in busy.items() for name in pair for _ in range(count))
-    assert max(in_flight.values()) <= 2
+    assert max(in_flight.values()) <= SchedulePolicy().max_in_flight
     assert "bot0" not in {name for p in pairings for name in (p.first, p.second)}
     assert len(pairings) < 100
 
@@ -162,3 +165,30 @@ def test_tiny_ladders_and_inactive_bots():
     pair = LadderState((LadderBot("a"), LadderBot("b")), {("retired", "a"): 7}, {}, {})
     assert next_pairings(pair, 0, rng) == []
     assert next_pairings(pair, 1, rng) == [Pairing("b", "a", "introduction")]
+
+
+def test_a_chosen_pair_is_booked_as_a_block_within_the_count_and_both_bots_room():
+    ladder = HOUSE + REGULARS
+    policy = SchedulePolicy(block=4, max_in_flight=6)
+    rng = np.random.default_rng(9)
+    for count in (4, 3):
+        state = LadderState(ladder, introduced(ladder), {}, spread_ratings(ladder))
+        first = next_pairings(state, count, rng, policy)
+        assert len(first) == count
+        assert len(set(first)) == 1  # one pair, `count` pairings of it
+    # bot0 and bot1 have room for 2 more each: a block between them is cut to 2
+    two_bots = (LadderBot("bot0"), LadderBot("bot1"))
+    busy = LadderState(two_bots, {("bot0", "bot1"): 1}, {("bot0", "bot1"): 4}, {})
+    assert next_pairings(busy, 10, rng, policy) == [next_pairings(busy, 1, rng, policy)[0]] * 2
+
+
+def test_task_groups_keep_blocks_and_a_new_bots_round_robin_together():
+    pairs = [("a", "b"), ("c", "d"), ("a", "b"), ("new", "a"), ("new", "c"), ("c", "d"), ("new", "e")]
+    pairs += [("a", "b"), ("c", "d"), ("a", "b"), ("d", "c")]
+    groups = task_groups(pairs, 4)
+    assert sorted(index for group in groups for index in group) == list(range(len(pairs)))
+    as_pairs = [sorted({pairs[index] for index in group}) for group in groups]
+    assert as_pairs == [[("a", "b")], [("c", "d"), ("d", "c")], [("new", "a"), ("new", "c"), ("new", "e")]]
+    assert [len(group) for group in task_groups(pairs, 3)] == [3, 3, 3, 1, 1]
+    with pytest.raises(ValueError, match="size"):
+        task_groups(pairs, 0)

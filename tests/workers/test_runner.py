@@ -27,6 +27,7 @@ from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, RatingHistory, utc_now
 from arena_platform.queue import SCHEDULE_LADDER
+from arena_platform.scheduling import SchedulePolicy
 from arena_platform.settings import Settings
 from arena_platform.store import bots as bot_store
 from arena_platform.store import pairings as store
@@ -350,14 +351,16 @@ def test_refits_cover_every_game_once_and_skip_when_nothing_is_new(context, new_
 
 def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(context, ladder, enqueued):
     booked = runner.schedule_ladder(context, ladder.id)
-    assert len(booked) == 2  # the two house bots owe each other two pairings; two in flight at most
-    assert enqueued == [(PLAY_PAIRINGS, booked)]
+    cap, size = SchedulePolicy().max_in_flight, runner.PAIRINGS_PER_TASK
+    assert size == SchedulePolicy().block  # a task carries one block: both bots batch its games
+    assert len(booked) == cap  # the house bots' two introduction pairings, then blocks of their pair
+    assert enqueued == [(PLAY_PAIRINGS, booked[start : start + size]) for start in range(0, cap, size)]
     assert runner.schedule_ladder(context, ladder.id) == []  # both bots are at the in-flight cap
     with session(context.engine) as db:
         seeds = [db.get(Pairing, pairing_id).seed for pairing_id in booked]
     assert seeds == [store.pairing_seed(ladder.seed, pairing_id) for pairing_id in booked]
     runner.play_pairings(context, booked)
-    assert len(runner.schedule_ladder(context, ladder.id)) == 2  # the round robin goes on
+    assert len(runner.schedule_ladder(context, ladder.id)) == cap  # the ladder goes on
 
 
 def test_the_sweeper_enqueues_lost_pairings_refits_and_scheduling_rounds(

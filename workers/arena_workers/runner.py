@@ -57,7 +57,7 @@ from arena_platform.store.pairings import (
 )
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
-from arena_platform.store.scheduling import schedule_round, stalled_ladders
+from arena_platform.store.scheduling import schedule_round, stalled_ladders, task_messages
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,9 @@ REFIT = "arena.refit"  # (ladder_id)
 SWEEP = "arena.sweep"  # ()
 
 SCHEDULE_ROUND = 32  # pairings booked at most per scheduling round (the in-flight cap binds first)
-PAIRINGS_PER_TASK = 4  # a round's pairings go out in messages of this many, each played as one batch
+# A round's pairings go out in messages of at most this many, each played as one batch, pairings
+# that share a bot together (`task_groups`): one block of the scheduler (SchedulePolicy.block).
+PAIRINGS_PER_TASK = 4
 MODEL_CACHE_SIZE = 2 * PAIRINGS_PER_TASK  # model hosts per worker process: a batch's bots all fit
 
 
@@ -278,15 +280,15 @@ def is_database_lost(error: BaseException) -> bool:
 
 
 def schedule_ladder(context: WorkerContext, ladder_id: int) -> list[int]:
-    """Books the ladder's next pairings and sends them, `PAIRINGS_PER_TASK` per message; their ids."""
+    """Books the ladder's next pairings and sends them in messages of at most `PAIRINGS_PER_TASK`,
+    pairings that share a bot together (so its searches batch their games); their ids."""
     with session(context.engine) as db:
         pairings = schedule_round(
             db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=context.settings.lease_seconds
         )
-    ids = [pairing.id for pairing in pairings]
-    for start in range(0, len(ids), PAIRINGS_PER_TASK):
-        context.enqueue(PLAY_PAIRINGS, ids[start : start + PAIRINGS_PER_TASK])
-    return ids
+    for message in task_messages(pairings, PAIRINGS_PER_TASK):
+        context.enqueue(PLAY_PAIRINGS, message)
+    return [pairing.id for pairing in pairings]
 
 
 def refit(context: WorkerContext, ladder_id: int) -> bool:

@@ -9,6 +9,7 @@ pairings as played, so that a pairing that kills every worker cannot stall a lad
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 from sqlalchemy import func
@@ -16,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from arena_platform.db import plain_rows
 from arena_platform.models import Bot, Ladder, Pairing
-from arena_platform.scheduling import LadderBot, LadderState, next_pairings
+from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.ratings import lock_ladder, rating_estimates
 
@@ -40,6 +41,13 @@ def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_s
     pairings = create_pairings(session, ladder=ladder, pairs=pairs, redelivery_seconds=redelivery_seconds)
     session.commit()
     return pairings
+
+
+def task_messages(pairings: Sequence[Pairing], size: int) -> list[list[int]]:
+    """The ids of a round's `pairings` as task messages of at most `size`, pairings that share a
+    bot together (`arena_platform.scheduling.task_groups`)."""
+    pairs = [(str(pairing.bot_a_id), str(pairing.bot_b_id)) for pairing in pairings]
+    return [[pairings[index].id for index in group] for group in task_groups(pairs, size)]
 
 
 def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:

@@ -1,0 +1,64 @@
+"""Helpers the benchmarks share: a backend that meters its calls, ONNX Runtime's own rate, and
+Bobail positions from the seeded openings. (Run as scripts, the bench files import this as
+`timing`: the script's folder is first on the path.)"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from arena_games.bobail import GAME as BOBAIL
+
+
+class MeteredBackend:
+    """Wraps an inference backend and counts its `run` calls, their rows and their seconds."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend, self.seconds, self.rows, self.calls = backend, 0.0, 0, 0
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        outputs = self.backend.run(inputs)
+        self.seconds += time.perf_counter() - start
+        self.rows += len(next(iter(inputs.values())))
+        self.calls += 1
+        return outputs
+
+    def __getattr__(self, name: str) -> Any:  # input_names, close, ...: the wrapped backend's
+        return getattr(self.backend, name)
+
+
+def evaluations_per_second(
+    backend: Any, inputs: dict[str, np.ndarray], seconds: float, windows: int = 5
+) -> float:
+    """ONNX Runtime's own rate on these inputs (rows per second): the best of `windows` windows
+    that share about `seconds` (on a shared machine the best window is the least disturbed)."""
+    backend.run(inputs)
+    rows, best = len(next(iter(inputs.values()))), 0.0
+    for _ in range(windows):
+        calls, start = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds / windows:
+            backend.run(inputs)
+            calls += 1
+        best = max(best, calls * rows / elapsed)
+    return best
+
+
+def bobail_positions(count: int) -> list[Any]:
+    """Positions after the seeded openings 0 .. count - 1."""
+    positions = []
+    for seed in range(count):
+        state = BOBAIL.init(seed, None)
+        for joint in BOBAIL.opening(seed, None):
+            state = BOBAIL.step(state, joint)
+        positions.append(state)
+    return positions
+
+
+def bobail_planes(count: int) -> dict[str, np.ndarray]:
+    """The network inputs of `count` opening positions, each seen by its player to move."""
+    states = bobail_positions(count)
+    return {"board": np.stack([BOBAIL.encode(s, BOBAIL.to_move(s)[0])["board"] for s in states])}

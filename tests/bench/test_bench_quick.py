@@ -1,0 +1,72 @@
+"""Every benchmark runs in its quick mode and prints its ratios, so `make bench` cannot rot.
+
+Each script runs as `make bench` runs it (a subprocess, `--quick`); the test checks that it exits 0
+and prints its ratio lines, never the figures themselves (speed is read from the bench's output,
+not asserted in tests). OpenSpiel, the Pente engine's peer, is in the bench extra only: without it
+the engines bench prints why its peer cells are empty, and the test checks that instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+TIMEOUT_S = 240  # a quick run takes seconds; the limit only stops a hung one
+
+
+def run_quick(script: str, env: dict[str, str] | None = None) -> str:
+    """The output of `bench/<script> --quick`; fails with the output if the script fails."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "ORT_DISABLE_TELEMETRY": "1", **(env or {})},
+    )
+    assert done.returncode == 0, f"bench/{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_engines_prints_the_unlike_and_the_like_for_like_ratios():
+    out = run_quick("engines.py")
+    assert "batched/peer (N games vs 1: not like for like)" in out
+    assert "1 game/peer (like for like)" in out
+    if importlib.util.find_spec("pyspiel") is None:
+        assert "OpenSpiel not installed" in out
+    else:
+        assert "OpenSpiel gomoku" in out
+
+
+def test_host_prints_its_overhead_ratios():
+    out = run_quick("host.py")
+    assert "host start-up (shm)" in out
+    assert out.count("x)") >= 4  # per batch and transport: (+ms, ratio x)
+
+
+def test_search_prints_its_share_of_the_limit():
+    out = run_quick("search.py")
+    assert "of the limit" in out
+    assert "search overhead:" in out
+
+
+def test_worker_prints_its_batch_and_efficiency():
+    out = run_quick("worker.py")
+    assert "mean batch" in out
+    assert "worker efficiency:" in out
+
+
+def test_ratings_prints_its_ratio_to_the_target():
+    out = run_quick("ratings.py")
+    assert "ratio to the 1 s target" in out
+
+
+def test_platform_load_prints_its_scaling_and_latency(postgres_url: str, redis_url: str):
+    """Needs PostgreSQL (the bench makes its own databases beside the fixture's) and Redis (the
+    tests' own database number, flushed by the fixture)."""
+    out = run_quick("platform_load.py", {"ARENA_BENCH_REDIS_URL": redis_url})
+    assert "two workers / one worker:" in out
+    assert "leaderboard (cache" in out
