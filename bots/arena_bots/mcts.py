@@ -1,8 +1,11 @@
 """Monte Carlo tree search over many games at once: PUCT (AlphaZero) and UCT on one tree code.
 
 Contract: `search(game, evaluator, requests, config)` searches the position of every request (a
-two-player, zero-sum, turn-based game with one action head) and returns, per request, the visits
-of the root's legal actions, or the fault that stopped that search. `choose_action` turns a result
+two-player, zero-sum game with one action head) and returns, per request, the visits of the root's
+legal actions, or the fault that stopped that search. A simultaneous-move game is searched as seed
+001 did, through its sequential view (`arena_bots.sequential`): the searcher chooses first, the
+opponent second without seeing it, and conflicts go the searcher's way; its trees share the forest
+and the evaluator's batches like any other. `choose_action` turns a result
 into a move, `describe` into the insight a replay records.
 
 Lockstep: the searches run together in rounds. In a round every tree descends once from its root
@@ -53,6 +56,7 @@ few games per bot, so the platform's AlphaZero player searches with 4 (`players.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -61,6 +65,7 @@ import numpy as np
 
 from arena_bots.evaluators import Evaluation, EvaluationFault, Evaluator
 from arena_bots.match import Request
+from arena_bots.sequential import Sequential, sequential
 from arena_games.api import Game
 
 Rule = Literal["puct", "uct"]
@@ -126,6 +131,12 @@ def search(
     position depends only on that position and its generator (`RolloutEvaluator` draws a position's
     playouts from it alone): each tree draws only from its request's generator.
     """
+    if game.spec.simultaneous:
+        game = sequential(game)
+        requests = [
+            dataclasses.replace(request, state=Sequential(request.state, request.player))
+            for request in requests
+        ]
     check_searchable(game)
     width = next(iter(game.spec.heads.values()))
     forest = _Forest(len(requests) * (config.simulations + 1), width, config)
@@ -153,10 +164,8 @@ def search(
 
 
 def check_searchable(game: Game) -> None:
-    """Raises ValueError unless `game` is two-player, zero-sum, turn-based, with one action head."""
+    """Raises ValueError unless `game` is two-player, zero-sum, with one action head."""
     spec = game.spec
-    if spec.simultaneous:
-        raise ValueError(f"tree search needs a turn-based game; {spec.name} has simultaneous moves")
     if spec.num_players != 2 or not spec.zero_sum:
         raise ValueError(f"tree search needs a two-player zero-sum game; {spec.name} is not")
     if len(spec.heads) != 1:

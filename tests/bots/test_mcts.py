@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import sys
@@ -41,7 +42,7 @@ class End:
 Tree = Mapping[str, Move | End]
 
 
-def tree_game(tree: Tree, width: int = 4, simultaneous: bool = False) -> Game:
+def tree_game(tree: Tree, width: int = 4) -> Game:
     """A Game over an explicit tree; states are node names, "root" starts."""
     names = list(tree)
 
@@ -49,7 +50,7 @@ def tree_game(tree: Tree, width: int = 4, simultaneous: bool = False) -> Game:
         node = tree[state]
         if isinstance(node, End):
             return ()
-        return (0, 1) if simultaneous else (node.player,)
+        return (node.player,)
 
     def legal_masks(state: str, player: int) -> tuple[np.ndarray, ...]:
         mask = np.zeros(width, dtype=bool)
@@ -74,7 +75,6 @@ def tree_game(tree: Tree, width: int = 4, simultaneous: bool = False) -> Game:
         inputs={"node": (len(names),)},
         heads={"move": width},
         max_length=10_000,
-        simultaneous=simultaneous,
     )
     return Game(
         spec=spec,
@@ -419,10 +419,11 @@ def test_rollout_evaluator_averages_playouts_per_leaf() -> None:
     assert -0.7 < values[0] < -0.3  # player 1 wins 1 in 4 random replies: expected -0.5
 
 
-def test_only_two_player_turn_based_games_with_one_head_are_searched() -> None:
-    game = tree_game(TRAP, simultaneous=True)
-    with pytest.raises(ValueError, match="turn-based"):
-        search(game, UniformEvaluator(), [Request("root", 0, np.random.default_rng(0))], SearchConfig())
+def test_only_two_player_zero_sum_games_with_one_head_are_searched() -> None:
+    game = tree_game(TRAP)
+    two_heads = dataclasses.replace(game, spec=dataclasses.replace(game.spec, heads={"a": 2, "b": 2}))
+    with pytest.raises(ValueError, match="one action head"):
+        search(two_heads, UniformEvaluator(), [Request("root", 0, np.random.default_rng(0))], SearchConfig())
 
 
 def test_a_request_for_a_player_not_to_move_is_refused() -> None:

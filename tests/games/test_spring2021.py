@@ -245,6 +245,29 @@ def test_simultaneous_completes_score_the_same_nutrients_then_both_count():
     assert after.nutrients == 0  # 1 - 2, not below 0
 
 
+@pytest.mark.parametrize("favoured", [A, B])
+def test_a_searchs_frame_gives_a_seed_conflict_to_the_searcher_and_refunds_the_other(favoured):
+    state = position({1: (A, 1), 0: (A, 0), 6: (B, 1)}, sun=(5, 5))
+    joint = [(18,), (18,)]  # both seed cell 18 (A from 1 at cost 1, B from 6 at cost 0)
+    assert rules.step(state, joint) == frame(state, "SEED 1 18", "SEED 6 18")  # the real frame
+    after = rules.step_favouring(state, joint, favoured)
+    assert tree(after, 18) == (favoured, 0, True)
+    assert after.sun == ((4, 5) if favoured == A else (5, 5))  # only the planted seed is paid for
+    assert tree(after, 1) == (A, 1, True)
+    assert tree(after, 6) == (B, 1, True)
+
+
+@pytest.mark.parametrize("favoured", [A, B])
+def test_a_searchs_frame_scores_the_searchers_complete_first(favoured):
+    state = position({0: (A, 3), 1: (B, 3)}, sun=(4, 4), nutrients=10)
+    after = rules.step_favouring(state, [(0,), (1,)], favoured)
+    first, second = 10 + 4, 9 + 4
+    assert after.score == ((first, second) if favoured == A else (second, first))
+    assert after.nutrients == 8
+    alone = position({1: (B, 3)}, sun=(4, 4), nutrients=10)
+    assert rules.step_favouring(alone, [(WAIT,), (1,)], A).score == (0, 10 + 4)  # nothing to go first
+
+
 # --- days and turns ------------------------------------------------------------------------------------
 
 

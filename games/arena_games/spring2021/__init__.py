@@ -38,6 +38,7 @@ GAME: Game[rules.SpringState] = Game(
     from_dict=rules.from_dict,
     opening=openings.opening,
     playouts=playouts.playouts,
+    step_favouring=rules.step_favouring,
 )
 
 __all__ = ["GAME", "SPEC"]

@@ -40,6 +40,11 @@ bonus, and nutrients drop by one per completed tree (not below 0).
 Costs (own trees only): GROW to size s costs BASE_COST[s] + the player's trees of size s
 (1, 3, 7 base); SEED costs the player's seeds (size-0 trees); COMPLETE costs 4.
 
+A search's frames (`step_favouring`, seed 001's sequential search): the searching player's
+command wins the frame's two interactions, as if it had gone first: in a seed conflict its seed is
+planted and the other's is refunded, and when both complete a tree its tree scores the nutrients
+before the frame and the other's one less. Real games never use it.
+
 End (Game.onEnd): each player adds floor(sun / 3) to the score; if the scores are then equal,
 each player adds one point per tree it owns (seeds included). The higher score wins; equal is a draw.
 """
@@ -327,16 +332,19 @@ def step_commands(state: SpringState, texts: Sequence[str]) -> SpringState:
     return resolve_frame(state, dict(zip(players, (parse_command(text) for text in texts), strict=True)))
 
 
-def resolve_frame(state: SpringState, commands: Mapping[int, Command]) -> SpringState:
+def resolve_frame(
+    state: SpringState, commands: Mapping[int, Command], favoured: int | None = None
+) -> SpringState:
     """Play one ACTIONS frame (Game.performActionUpdate), then the day's end if both wait.
 
     `commands` has one command per player in to_move(state); `step`, `step_commands` and
-    `playouts` all play frames through here.
+    `playouts` all play frames through here. `favoured` (a search's frames only) wins the frame's
+    interactions, as the module's doc says.
     """
     trees = list(state.trees)
     available = list(state.sun)
     waiting = list(state.waiting)
-    sent: list[tuple[int, int]] = []  # (owner, target)
+    sent: list[tuple[int, int, int]] = []  # (owner, target, cost)
     dying: list[int] = []
     said = ["", ""]
     for player, command in sorted(commands.items()):
@@ -350,9 +358,10 @@ def resolve_frame(state: SpringState, commands: Mapping[int, Command]) -> Spring
             waiting[player] = True
         elif verb == "SEED":
             source, target = command[1:]
-            available[player] -= seed_cost(trees, player)
+            cost = seed_cost(trees, player)
+            available[player] -= cost
             trees[source] |= DORMANT_BIT
-            sent.append((player, target))
+            sent.append((player, target, cost))
         else:
             cell = command[1]
             size = trees[cell] & SIZE_BITS
@@ -363,16 +372,24 @@ def resolve_frame(state: SpringState, commands: Mapping[int, Command]) -> Spring
                 trees[cell] |= DORMANT_BIT
                 dying.append(cell)
     sun = state.sun
-    if len({target for _, target in sent}) < len(sent):  # a seed conflict: nothing planted, all refunded
+    conflict = len({target for _, target, _ in sent}) < len(sent)
+    if conflict and favoured is None:  # nothing planted, all refunded
         said = [f"{text} (conflict)" if text.startswith("SEED") else text for text in said]
     else:
-        for owner, target in sent:
-            trees[target] = tree_code(owner, 0, True)
+        for owner, target, cost in sent:
+            if conflict and owner != favoured:  # the favoured seed took the cell first
+                said[owner] = f"{said[owner]} (conflict)"
+                available[owner] += cost
+            else:
+                trees[target] = tree_code(owner, 0, True)
         sun = (available[0], available[1])
     score = list(state.score)
-    for cell in dying:
-        score[trees[cell] >> OWNER_SHIFT] += state.nutrients + RICHNESS_BONUS[state.richness[cell]]
+    nutrients = state.nutrients
+    for cell in sorted(dying, key=lambda cell: trees[cell] >> OWNER_SHIFT != favoured):
+        score[trees[cell] >> OWNER_SHIFT] += nutrients + RICHNESS_BONUS[state.richness[cell]]
         trees[cell] = NO_TREE
+        if favoured is not None:  # the favoured tree went first: the other finds one nutrient less
+            nutrients = max(0, nutrients - 1)
     entry = (said[0], said[1])
     log = (*state.log, entry) if state.log_day == state.day else (entry,)
     after = replace(
@@ -454,6 +471,16 @@ def legal_masks(state: SpringState, player: int) -> tuple[np.ndarray]:
 
 def step(state: SpringState, joint: Sequence[Sequence[int]]) -> SpringState:
     """One ACTIONS frame: one legal action (a 1-tuple) for each player in to_move(state), in order."""
+    return resolve_frame(state, _commands(state, joint))
+
+
+def step_favouring(state: SpringState, joint: Sequence[Sequence[int]], player: int) -> SpringState:
+    """`step` as a search of `player` simulates it: `player` wins the frame's interactions."""
+    return resolve_frame(state, _commands(state, joint), favoured=player)
+
+
+def _commands(state: SpringState, joint: Sequence[Sequence[int]]) -> dict[int, Command]:
+    """The commands of a joint action of legal indices, by player; IllegalAction otherwise."""
     players = to_move(state)
     try:
         indices = [_index(action) for action in joint]
@@ -464,13 +491,9 @@ def step(state: SpringState, joint: Sequence[Sequence[int]]) -> SpringState:
             f"{GAME_NAME}: a joint action is one (index,) per player in {players}, "
             f"like [(37,), (5,)]; got {joint!r}"
         )
-    return resolve_frame(
-        state,
-        {
-            player: action_command(state, player, index)
-            for player, index in zip(players, indices, strict=True)
-        },
-    )
+    return {
+        player: action_command(state, player, index) for player, index in zip(players, indices, strict=True)
+    }
 
 
 def _index(action: Sequence[int]) -> int:
