@@ -9,10 +9,15 @@ import pytest
 
 pytest.importorskip("torch")
 
+import torch
+
+from arena_bots.export import export_bot
+from arena_bots.manifest import Manifest
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
+from arena_bots.training.networks import MlpNet, build_network, parameter_count
 from arena_bots.training.run import RunSettings, train_alphazero
-from arena_bots.training.selfplay import Positions, SelfPlaySettings
+from arena_bots.training.selfplay import Positions, SelfPlaySettings, play_generation
 from arena_bots.training.trainer import TrainSettings
 from arena_bots.validation import validate
 from arena_games.api import Game
@@ -20,7 +25,7 @@ from arena_games.bobail.rules import SIZE as BOBAIL_SIZE
 from arena_games.registry import get_game
 from arena_platform.ratings import fit_ratings
 
-BOBAIL, PENTE = get_game("bobail"), get_game("pente")
+BOBAIL, PENTE, SPRING = get_game("bobail"), get_game("pente"), get_game("spring2021")
 
 
 def random_states(game: Game, seed: int, plies: int) -> list:
@@ -149,6 +154,28 @@ def test_buffer_keeps_the_newest_positions_and_round_trips(tmp_path):
     np.testing.assert_array_equal(restored.value, buffer.value)  # the ring goes on where it was
 
 
+def test_a_flat_input_game_gets_seed_001s_mlp():
+    network = build_network(SPRING.spec, 2, 96)
+    assert isinstance(network, MlpNet)
+    assert parameter_count(network) == (534 * 96 + 96) + (96 * 96 + 96) + (96 * 38 + 38) + (96 + 1)
+    policy, value = network(torch.zeros(3, 534))
+    assert (policy.shape, value.shape) == ((3, 38), (3,))
+
+
+def test_simultaneous_self_play_learns_from_both_players_searches():
+    settings = SelfPlaySettings(games=2, parallel=2, simulations=4, game_config={"MAX_ROUNDS": 2})
+    model = export_bot(
+        build_network(SPRING.spec, 1, 8),
+        SPRING,
+        Manifest(game="spring2021", game_version=1, name="tiny", player="mcts"),
+    )
+    positions, stats = play_generation(SPRING, model, settings, seed=0)
+    assert stats.games == 2
+    assert len(positions) > stats.mean_length * stats.games  # two searches in most frames
+    assert positions.inputs["obs"].shape == (len(positions), 534)
+    assert np.allclose(positions.policy.sum(axis=1), 1.0)
+
+
 TINY = RunSettings(
     blocks=1,
     filters=8,
@@ -162,7 +189,9 @@ TINY = RunSettings(
 
 
 @pytest.mark.parametrize(
-    ("game", "config"), [(BOBAIL, {"max_turns": 30}), (PENTE, {"ply_cap": 30})], ids=["bobail", "pente"]
+    ("game", "config"),
+    [(BOBAIL, {"max_turns": 30}), (PENTE, {"ply_cap": 30}), (SPRING, {"MAX_ROUNDS": 3})],
+    ids=["bobail", "pente", "spring2021"],
 )
 def test_short_run_resumes_and_exports_valid_bots(tmp_path, game, config):
     settings = RunSettings(

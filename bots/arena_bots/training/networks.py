@@ -1,4 +1,9 @@
-"""AlphaZero residual towers for the board games, in the shapes the bot contract wants.
+"""AlphaZero networks in the shapes the bot contract wants: residual towers for the board games,
+a plain MLP for a game whose input is one flat vector (Spring 2021, seed 001).
+
+A flat input (n, F) -> `hidden layers` dense layers of `width` units with ReLU ->
+    policy: dense to A logits;  value: dense to 1 -> tanh
+The seed's network is 534 -> 96 -> 96 -> (38 policy, 1 value): `build_network(spec, 2, 96)`.
 
 One architecture serves Bobail and Pente (and any one-head game whose first input is a board):
   board (C, H, W) -> 3x3 conv stem -> `blocks` residual blocks of `filters` channels ->
@@ -21,6 +26,7 @@ Relu, Add, Mul, Unsqueeze, Concat, Flatten/Reshape, Gemm and Tanh: all on the va
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -97,9 +103,30 @@ class AlphaZeroNet(nn.Module):
         return policy, self.value(value_in).squeeze(1)
 
 
-def build_network(spec: GameSpec, blocks: int = 4, filters: int = 32) -> AlphaZeroNet:
-    """The tower for `spec`: its first input is the board (C, H, W), the others flat vectors."""
+class MlpNet(nn.Module):
+    """forward(features) -> (policy logits (n, A), value (n,) in [-1, 1]); features float32 (n, F)."""
+
+    def __init__(self, inputs: int, actions: int, layers: int, width: int) -> None:
+        super().__init__()
+        sizes = [inputs] + [width] * layers
+        self.trunk = nn.Sequential(
+            *(module for a, b in itertools.pairwise(sizes) for module in (nn.Linear(a, b), nn.ReLU()))
+        )
+        self.policy = nn.Linear(sizes[-1], actions)
+        self.value = nn.Sequential(nn.Linear(sizes[-1], 1), nn.Tanh())
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        trunk = self.trunk(features)
+        return self.policy(trunk), self.value(trunk).squeeze(1)
+
+
+def build_network(spec: GameSpec, blocks: int = 4, filters: int = 32) -> AlphaZeroNet | MlpNet:
+    """The network for `spec`. A board game (its first input (C, H, W), the others flat vectors)
+    gets a tower of `blocks` residual blocks of `filters` channels; a game with one flat input
+    gets an MLP of `blocks` hidden layers of `filters` units."""
     shapes = list(spec.inputs.values())
+    if len(shapes) == 1 and len(shapes[0]) == 1 and len(spec.heads) == 1:
+        return MlpNet(shapes[0][0], next(iter(spec.heads.values())), blocks, filters)
     board, extras = shapes[0], shapes[1:]
     if len(board) != 3 or any(len(shape) != 1 for shape in extras) or len(spec.heads) != 1:
         raise ValueError(f"{spec.name}: needs a (C, H, W) board first, flat extras and one head")

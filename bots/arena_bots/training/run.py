@@ -50,7 +50,7 @@ from arena_bots.training.evaluate import (
     play_pairs,
     plot_curve,
 )
-from arena_bots.training.networks import AlphaZeroNet, build_network
+from arena_bots.training.networks import AlphaZeroNet, MlpNet, build_network
 from arena_bots.training.selfplay import SelfPlaySettings, play_generation
 from arena_bots.training.trainer import TrainSettings, make_optimizer, steps_for, train_steps
 from arena_games.api import Game
@@ -96,6 +96,18 @@ DEFAULT_SETTINGS = {
         ),
         buffer_capacity=40_000,
         checkpoint_every=2,
+    ),
+    # Seed 001's MLP (534 -> 96 -> 96) with 2 hidden layers of 96 units; ~12 legal moves a frame.
+    "spring2021": RunSettings(
+        blocks=2,
+        filters=96,
+        selfplay=SelfPlaySettings(
+            games=64, parallel=64, dirichlet_alpha=0.8, temperature_moves=30, opening_fraction=0.0
+        ),
+        buffer_capacity=100_000,
+        checkpoint_every=8,
+        eval_pairs=4,
+        eval_simulations=32,  # UCT's random playouts of whole games make evaluations slow
     ),
 }
 
@@ -197,7 +209,7 @@ class _Run:
 
     def __init__(self, folder: Path, game: Game, settings: RunSettings, fit_ratings: RatingFit) -> None:
         self.folder, self.game, self.settings, self.fit_ratings = folder, game, settings, fit_ratings
-        self.network: AlphaZeroNet = build_network(game.spec, settings.blocks, settings.filters)
+        self.network: AlphaZeroNet | MlpNet = build_network(game.spec, settings.blocks, settings.filters)
         self.optimizer = make_optimizer(self.network, settings.train)
         self.buffer = ReplayBuffer(
             settings.buffer_capacity, game.spec.inputs, next(iter(game.spec.heads.values()))

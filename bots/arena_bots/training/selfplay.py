@@ -3,7 +3,9 @@
 `play_generation` plays `games` games of the current network against itself, `parallel` at a
 time: each round, every running game's position is searched together (`arena_bots.mcts.search`,
 so the network sees one batch of all their leaves per simulation), every game makes its move, and
-a finished game's slot starts the next game until the generation's quota is played.
+a finished game's slot starts the next game until the generation's quota is played. In a
+simultaneous-move game (Spring 2021) each player to move searches the position for itself (seed
+001's sequential search), both searches in the same batch, and the step plays their joint action.
 
 Per move: PUCT with Dirichlet noise mixed into the root's priors; the move is drawn by visits
 (temperature 1) for the first `temperature_moves` steps of the game (counted after the opening),
@@ -85,6 +87,11 @@ class _Game:
     policies: list[np.ndarray] = field(default_factory=list)
     movers: list[int] = field(default_factory=list)
 
+    def requests(self, game: Game) -> list[Request]:
+        """One search per player to move (two in a simultaneous frame), all drawing from the game's
+        generator."""
+        return [Request(self.state, player, self.rng) for player in game.to_move(self.state)]
+
 
 def play_generation(
     game: Game, model: bytes, settings: SelfPlaySettings, seed: int
@@ -103,11 +110,11 @@ def play_generation(
     running = [_start_game(game, settings, seed, index) for index in range(started)]
     finished: list[tuple[_Game, tuple[float, ...]]] = []
     while running:
-        requests = [Request(g.state, game.to_move(g.state)[0], g.rng) for g in running]
-        results = search(game, evaluator, requests, config)
+        requests = [g.requests(game) for g in running]
+        results = iter(search(game, evaluator, [r for rs in requests for r in rs], config))
         still_running = []
-        for g, request, result in zip(running, requests, results, strict=True):
-            _play_move(game, g, request, result, settings, width)
+        for g, own in zip(running, requests, strict=True):
+            _play_step(game, g, own, [next(results) for _ in own], settings, width)
             if not game.is_over(g.state):
                 still_running.append(g)
                 continue
@@ -133,19 +140,27 @@ def _start_game(game: Game, settings: SelfPlaySettings, seed: int, index: int) -
     return _Game(state=state, rng=rng, length=len(opening))
 
 
-def _play_move(
-    game: Game, g: _Game, request: Request, result: SearchResult, settings: SelfPlaySettings, width: int
+def _play_step(
+    game: Game,
+    g: _Game,
+    requests: list[Request],
+    results: list[SearchResult],
+    settings: SelfPlaySettings,
+    width: int,
 ) -> None:
-    """Records the searched position's example and plays the move the search picks."""
-    if result.fault:
-        raise RuntimeError(f"self-play search failed: {result.fault}")
-    policy = np.zeros(width, dtype=np.float32)
-    policy[result.actions] = result.visits / result.visits.sum()
-    g.encoded.append(game.encode(request.state, request.player))
-    g.policies.append(policy)
-    g.movers.append(request.player)
+    """Records each searched position's example and plays the moves the searches pick, together."""
     temperature = 1.0 if g.moves < settings.temperature_moves else 0.0
-    g.state = game.step(g.state, [(choose_action(result, temperature, g.rng),)])
+    joint = []
+    for request, result in zip(requests, results, strict=True):
+        if result.fault:
+            raise RuntimeError(f"self-play search failed: {result.fault}")
+        policy = np.zeros(width, dtype=np.float32)
+        policy[result.actions] = result.visits / result.visits.sum()
+        g.encoded.append(game.encode(request.state, request.player))
+        g.policies.append(policy)
+        g.movers.append(request.player)
+        joint.append((choose_action(result, temperature, g.rng),))
+    g.state = game.step(g.state, joint)
     g.moves += 1
     g.length += 1
 

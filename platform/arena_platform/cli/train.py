@@ -14,8 +14,8 @@ from arena_games.registry import GAMES
 from arena_platform.cli.common import UsageError
 
 SHAPE_OPTIONS = {
-    "blocks": "residual blocks of the network",
-    "filters": "convolution filters (multiples of 16 are fast on a CPU)",
+    "blocks": "residual blocks of the network (an MLP's hidden layers, for a flat-input game)",
+    "filters": "convolution filters, multiples of 16 are fast on a CPU (an MLP's units per layer)",
     "simulations": "MCTS simulations per self-play move",
     "games": "self-play games per generation",
     "parallel": "self-play games played at once (batched inference)",
