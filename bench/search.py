@@ -6,10 +6,11 @@
    searched in lockstep, and the one-game loop: one evaluation per call, and with the AlphaZero
    player's virtual loss (`players.SEARCH_LEAVES` leaves per round), against ONNX Runtime's own
    batch-1 rate. Target: >= 0.8 of the limit. (A real worker's batches: bench/worker.py.)
-2. A small MLP of the Spring 2021 shape (534 -> 96 -> 96 -> 38 + value) on a synthetic game of 38
-   actions: inference costs microseconds, so the search's own Python cost shows: microseconds per
-   simulation outside the model call (tree code, plus the synthetic game's functions and input
-   stacking, both about 1-3 us), for 64 games and for one.
+2. Spring 2021 with seed 001's MLP (534 -> 96 -> 96 -> 38 + value), searched as the platform
+   searches it (both seats of each frame, the sequential view of `arena_bots.sequential`, the
+   real engine) on mid-game positions: inference costs microseconds, so the search's own Python
+   cost shows (tree code, the engine, encoding); against ONNX Runtime's own rate on the same
+   network at the batch the search achieves, and microseconds per simulation outside the model.
 
 Run: .venv/bin/python bench/search.py [--quick]
 """
@@ -33,8 +34,9 @@ from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.players import SEARCH_LEAVES
 from arena_bots.runtime import InProcessSession
-from arena_games.api import Game, GameSpec
+from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
+from arena_games.spring2021 import GAME as SPRING
 
 GAMES = 64  # searched together, as a worker plays them
 
@@ -146,28 +148,30 @@ class Measure:
 
 
 def measure_search(game: Game, backend: Any, states: list[Any], simulations: int, leaves: int = 1) -> Measure:
-    """One search call over `states` (all searched together), `leaves` per tree and round."""
+    """One search call over `states` (all searched together; a simultaneous game's by every player
+    to move), `leaves` per tree and round."""
     timed = MeteredBackend(backend)
     evaluator = NetworkEvaluator(timed, game)
-    requests = [Request(s, game.to_move(s)[0], np.random.default_rng(i)) for i, s in enumerate(states)]
+    seats = [(s, player) for s in states for player in game.to_move(s)]
+    requests = [Request(s, player, np.random.default_rng(i)) for i, (s, player) in enumerate(seats)]
     config = SearchConfig(simulations=simulations, leaves_per_round=leaves)
     start = time.perf_counter()
     search(game, evaluator, requests, config)
     seconds = time.perf_counter() - start
-    label = f"{len(states)} game{'s' if len(states) > 1 else ''}, " + (
+    label = f"{len(requests)} search{'es' if len(requests) > 1 else ''}, " + (
         "lockstep" if leaves == 1 else f"virtual loss x{leaves}"
     )
-    return Measure(label, seconds, simulations * len(states), timed.rows, timed.calls, timed.seconds)
+    return Measure(label, seconds, simulations * len(requests), timed.rows, timed.calls, timed.seconds)
 
 
 def print_table(measures: list[Measure], limit: float | None = None) -> None:
     """One line per measure: simulations/s (and its share of `limit`), batch, time split."""
     header = ("sim/s", "of limit", "batch", "us/sim model", "us/sim rest")
-    print(f"  {'search':26s} " + " ".join(f"{name:>12s}" for name in header))
+    print(f"  {'search':30s} " + " ".join(f"{name:>12s}" for name in header))
     for m in measures:
         share = f"{m.per_second / limit:12.2f}" if limit else f"{'':12s}"
         numbers = f"{m.per_second:12.0f} {share} {m.batch:12.1f} {m.model_us:12.1f} {m.overhead_us:12.1f}"
-        print(f"  {m.label:26s} {numbers}")
+        print(f"  {m.label:30s} {numbers}")
 
 
 def bench_bobail(quick: bool) -> None:
@@ -202,60 +206,43 @@ def bench_bobail(quick: bool) -> None:
     )
 
 
-# A synthetic game of 38 actions for the MLP: states are (ply, key) with 256 precomputed masks and
-# input vectors, so the game itself costs about a microsecond per call.
-SYNTHETIC_ACTIONS, SYNTHETIC_LENGTH, SYNTHETIC_TABLE = 38, 60, 256
-_TABLE_RNG = np.random.default_rng(2021)
-_MASKS = _TABLE_RNG.random((SYNTHETIC_TABLE, SYNTHETIC_ACTIONS)) < 0.8
-_MASKS[:, -1] = True  # "wait" is always legal
-_FEATURES = (_TABLE_RNG.random((SYNTHETIC_TABLE, 534)) < 0.1).astype(np.float32)
+def spring_positions(count: int, day: int = 8) -> list[Any]:
+    """Positions of `count` seeded games at the first frame of `day` after random play: mid-game,
+    both players to move."""
+    rng, positions = np.random.default_rng(2021), []
+    for seed in range(count):
+        state = SPRING.init(seed, None)
+        while state.day < day or len(SPRING.to_move(state)) < 2:
+            state = SPRING.step(state, [SPRING.random_action(state, p, rng) for p in SPRING.to_move(state)])
+        positions.append(state)
+    return positions
 
 
-def _synthetic_step(state: tuple[int, int], joint: Any) -> tuple[int, int]:
-    ply, key = state
-    return ply + 1, (key * 1_000_003 + joint[0][0] + 1) % 2_147_483_647
-
-
-SYNTHETIC = Game(
-    spec=GameSpec(
-        name="synthetic38",
-        version=1,
-        title="synthetic",
-        num_players=2,
-        inputs={"features": (534,)},
-        heads={"move": SYNTHETIC_ACTIONS},
-        max_length=SYNTHETIC_LENGTH,
-    ),
-    init=lambda seed, config: (0, seed + 1),
-    to_move=lambda state: (state[0] % 2,) if state[0] < SYNTHETIC_LENGTH else (),
-    legal_masks=lambda state, player: (_MASKS[state[1] % SYNTHETIC_TABLE],),
-    step=_synthetic_step,
-    returns=lambda state: (1.0, -1.0) if state[1] % 2 else (-1.0, 1.0),
-    end_reason=lambda state: "length" if state[0] >= SYNTHETIC_LENGTH else "",
-    encode=lambda state, player: {"features": _FEATURES[state[1] % SYNTHETIC_TABLE]},
-    render=str,
-    view=lambda state: {"ply": state[0], "key": state[1]},
-    to_dict=lambda state: {"ply": state[0], "key": state[1]},
-    from_dict=lambda data: (data["ply"], data["key"]),
-    opening=lambda seed, config: (),
-)
-
-
-def bench_mlp(quick: bool) -> None:
-    simulations = 100 if quick else 400
-    model = to_onnx(SpringMlp(), "features", (534,))
+def bench_spring(quick: bool) -> None:
+    simulations = 50 if quick else 200
+    model = to_onnx(SpringMlp(), "obs", SPRING.spec.inputs["obs"])
     session = InProcessSession(model, threads=1)
-    positions = [SYNTHETIC.init(seed, None) for seed in range(GAMES)]
+    positions = spring_positions(GAMES // 2)  # both seats: GAMES searches
     measures = [
-        measure_search(SYNTHETIC, session, positions, simulations),
-        measure_search(SYNTHETIC, session, positions, simulations, leaves=4),
-        measure_search(SYNTHETIC, session, positions[:1], simulations * 4),
-        measure_search(SYNTHETIC, session, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
+        measure_search(SPRING, session, positions, simulations),
+        measure_search(SPRING, session, positions, simulations, leaves=4),
+        measure_search(SPRING, session, positions[:1], simulations * 4),
+        measure_search(SPRING, session, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
     ]
-    print(f"Spring 2021 MLP (534 -> 96 -> 96 -> 38 + value), synthetic 38-action game, {simulations} sims")
-    print_table(measures)
+    lockstep = measures[0]
+    batch = round(lockstep.batch)
+    states = (positions * batch)[:batch]
+    inputs = {"obs": np.stack([SPRING.encode(state, 0)["obs"] for state in states])}
+    limit = evaluations_per_second(session, inputs, 1.0 if quick else 3.0)
+    session.close()
     print(
-        f"  search overhead: {measures[0].overhead_us:.1f} us per simulation over {GAMES} games in lockstep"
+        f"Spring 2021, seed 001's MLP (534 -> 96 -> 96 -> 38 + value), {simulations} simulations per search"
+    )
+    print(f"  limit: ONNX Runtime in process, 1 thread, batch {batch} (the lockstep's): {limit:.0f} eval/s")
+    print_table(measures, limit)
+    print(
+        f"  lockstep over {len(positions)} frames x 2 seats: {lockstep.per_second / limit:.2f} of the limit; "
+        f"{lockstep.overhead_us:.1f} us per simulation outside the model, {lockstep.model_us:.1f} inside"
     )
 
 
@@ -264,7 +251,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a short run")
     quick = parser.parse_args().quick
     torch.set_num_threads(1)
-    bench_mlp(quick)
+    bench_spring(quick)
     bench_bobail(quick)
 
 

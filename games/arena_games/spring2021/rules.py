@@ -51,6 +51,7 @@ each player adds one point per tree it owns (seeds included). The higher score w
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -416,10 +417,14 @@ def _next_day(state: SpringState) -> SpringState:
 # --- the action head ------------------------------------------------------------------------------
 
 
-def action_commands(state: SpringState, player: int) -> dict[int, Command]:
-    """Every legal action index of `player` -> its command ({} if the player is not to move)."""
+@functools.lru_cache(
+    maxsize=1 << 14
+)  # a search asks for a position's actions at expansion and again at its step
+def action_commands(state: SpringState, player: int) -> Mapping[int, Command]:
+    """Every legal action index of `player` -> its command ({} if the player is not to move).
+    Read-only: one mapping is shared by every caller of the same state."""
     if state.is_over or state.waiting[player]:
-        return {}
+        return MappingProxyType({})
     trees, sun = state.trees, state.sun[player]
     counts = size_counts(trees, player)
     costs = [BASE_COST[size + 1] + counts[size + 1] for size in range(LARGE)] + [COMPLETE_COST]
@@ -441,7 +446,7 @@ def action_commands(state: SpringState, player: int) -> dict[int, Command]:
                 if trees[target] == NO_TREE and richness[target]:
                     legal[target] = ("SEED", source, target)
     legal[WAIT_ACTION] = WAIT
-    return dict(sorted(legal.items()))
+    return MappingProxyType(dict(sorted(legal.items())))
 
 
 def action_command(state: SpringState, player: int, action: int) -> Command:
