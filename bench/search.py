@@ -164,6 +164,17 @@ def measure_search(game: Game, backend: Any, states: list[Any], simulations: int
     return Measure(label, seconds, simulations * len(requests), timed.rows, timed.calls, timed.seconds)
 
 
+def search_rows(game: Game, backend: Any, positions: list[Any], simulations: int) -> list[Measure]:
+    """The bench's four searches: every position together, in lockstep and with 4 leaves per round,
+    then the first position alone (4x the simulations), in lockstep and with the player's leaves."""
+    return [
+        measure_search(game, backend, positions, simulations),
+        measure_search(game, backend, positions, simulations, leaves=4),
+        measure_search(game, backend, positions[:1], simulations * 4),
+        measure_search(game, backend, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
+    ]
+
+
 def print_table(measures: list[Measure], limit: float | None = None) -> None:
     """One line per measure: simulations/s (and its share of `limit`), batch, time split."""
     header = ("sim/s", "of limit", "batch", "us/sim model", "us/sim rest")
@@ -179,12 +190,7 @@ def bench_bobail(quick: bool) -> None:
     model = to_onnx(AlphaZeroNet(), "board", BOBAIL.spec.inputs["board"])
     positions = bobail_positions(GAMES)
     with ModelHost(model) as host:
-        measures = [
-            measure_search(BOBAIL, host, positions, simulations),
-            measure_search(BOBAIL, host, positions, simulations, leaves=4),
-            measure_search(BOBAIL, host, positions[:1], simulations * 4),
-            measure_search(BOBAIL, host, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
-        ]
+        measures = search_rows(BOBAIL, host, positions, simulations)
     lockstep = measures[0]
     batch = round(lockstep.batch)
     session = InProcessSession(model, threads=1)
@@ -223,12 +229,7 @@ def bench_spring(quick: bool) -> None:
     model = to_onnx(SpringMlp(), "obs", SPRING.spec.inputs["obs"])
     session = InProcessSession(model, threads=1)
     positions = spring_positions(GAMES // 2)  # both seats: GAMES searches
-    measures = [
-        measure_search(SPRING, session, positions, simulations),
-        measure_search(SPRING, session, positions, simulations, leaves=4),
-        measure_search(SPRING, session, positions[:1], simulations * 4),
-        measure_search(SPRING, session, positions[:1], simulations * 4, leaves=SEARCH_LEAVES),
-    ]
+    measures = search_rows(SPRING, session, positions, simulations)
     lockstep = measures[0]
     batch = round(lockstep.batch)
     states = (positions * batch)[:batch]
