@@ -362,7 +362,7 @@ def _network_bot(db: Session, blobs: BlobStore, ladder: Ladder, owner_id: int, n
 @dataclass(frozen=True)
 class _Recorded:
     game_id: int
-    final_board: str  # the engine's view of the final position
+    final_board: str  # the engine's view(final state)["board"]; "" for a game without one (Spring 2021)
     steps: int
 
 
