@@ -148,14 +148,16 @@ def test_the_value_plot_has_both_seats(page, site):
         expect(line).to_have_attribute("data-count", str(count), timeout=TIMEOUT_MS)
 
 
-@pytest.mark.parametrize("ply", ["first-day", "busy"])
-def test_screenshot_of_the_spring_replay(page, site, screenshot, ply):
+@pytest.mark.parametrize(("ply", "scheme"), [("first-day", "light"), ("busy", "light"), ("busy", "dark")])
+def test_screenshot_of_the_spring_replay(page, site, screenshot, ply, scheme):
+    """The page and the board alone under artifacts/screenshots/, for people to look at."""
     frames = frames_of(site, GAME)["frames"]
     trees = [sum(cell["tree"] is not None for cell in frame["view"]["cells"]) for frame in frames]
     at = 0 if ply == "first-day" else max(range(len(frames) - 1), key=trees.__getitem__)
+    page.emulate_media(color_scheme=scheme)
     open_replay(page, site, GAME, at)
-    whole = screenshot(page, f"replay-spring2021-{ply}")
-    board = whole.with_name(f"replay-spring2021-{ply}-board.png")
+    whole = screenshot(page, f"replay-spring2021-{ply}-{scheme}")
+    board = whole.with_name(f"replay-spring2021-{ply}-{scheme}-board.png")
     page.locator("#board").screenshot(path=str(board))  # the board alone, at full resolution
     assert whole.stat().st_size > 0
     assert board.stat().st_size > 0
