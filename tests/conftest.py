@@ -278,7 +278,7 @@ def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> byt
     return model.SerializeToString()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def onnx_bot() -> Callable[..., bytes]:
     """`onnx_bot(game, seed=, metadata=)`: a tiny valid bot; metadata keys are manifest fields."""
 

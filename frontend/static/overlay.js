@@ -25,12 +25,14 @@ export function searchedMoves(frame) {
   return moves;
 }
 
-/** The board terms of the moves played from `frame` (none at the final position). */
+/** The moves played from `frame`: [{at, seat}] with `at` in the view's board terms (none at the final position). */
 export function playedMoves(frame) {
-  return (frame.actions ?? []).map((action) => frame.view.moves[actionKey(action)]).filter((at) => at !== undefined);
+  return (frame.actions ?? [])
+    .map((action, index) => ({ at: frame.view.moves[actionKey(action)], seat: frame.actors[index] }))
+    .filter(({ at }) => at !== undefined);
 }
 
-/** Per actor of `frame`, a heading and the table of its search's top moves (`describeMove` names a move). */
+/** Per actor of `frame`, a heading and the table of its search's top moves (`describeMove(at, seat)` names a move). */
 export function searchSummary(frame, seatName, describeMove) {
   if (!frame.actions) return [h("p", { class: "muted" }, "The game is over.")];
   return frame.actors.map((seat, index) => {
@@ -60,7 +62,7 @@ export function searchSummary(frame, seatName, describeMove) {
             return h(
               "tr",
               { class: chosen ? "chosen" : null },
-              h("td", {}, at === undefined ? `action ${actionKey(top.action)}` : describeMove(at), chosen ? " ✓" : ""),
+              h("td", {}, at === undefined ? `action ${actionKey(top.action)}` : describeMove(at, seat), chosen ? " ✓" : ""),
               h("td", { class: "num" }, percent(top.share, 1)),
               h("td", { class: "num" }, typeof top.prior === "number" ? percent(top.prior, 1) : "–"),
             );

@@ -5,9 +5,10 @@
 //
 // A renderer module exports:
 //   createBoard(container) -> {draw(view, overlay)}: draws a frame's `view`; `overlay` is null
-//       (heat map off) or {heat: [{at, share, prior, seat}], played: [at]}, `at` in the view's
-//       board terms (the values of `view.moves`)
-//   describeMove(at) -> string: a move for people
+//       (heat map off) or {heat: [{at, share, prior, seat}], played: [{at, seat}]}, `at` in the
+//       view's board terms (the values of `view.moves`), `seat` the player it is a move of
+//   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
+//       action may mean different moves for the two seats)
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
 //   caption(view) -> string: a line under the board (captures, phase...)
 
@@ -65,7 +66,8 @@ function start(replay, renderer, summary) {
     const where = `Position ${frame.ply} of ${last}`;
     if (!frame.actions) return `${where} · final position`;
     const movers = frame.actors.map(seatName).join(" and ");
-    const moves = playedMoves(frame).map(renderer.describeMove).join(", ");
+    const named = (seat, at) => (frame.actors.length > 1 ? `P${seat + 1} ` : "") + renderer.describeMove(at, seat);
+    const moves = playedMoves(frame).map(({ at, seat }) => named(seat, at)).join(", ");
     const opening = frame.ply < replay.opening_length ? " (imposed opening)" : "";
     return `${where} · ${movers} to move${moves ? `, plays ${moves}` : ""}${opening}`;
   }

@@ -2,13 +2,15 @@
 
 The site is seeded once per module the way the workers fill it: real games played by
 `arena_bots.match.play` (UCT with 8 simulations against random, so the replays carry search
-insights), replays in the blob store, games recorded with the pairing's done mark through
+insights; on Spring 2021, tiny networks playing greedy and sample with a value recorded as a
+search would), replays in the blob store, games recorded with the pairing's done mark through
 `record_pairing`, ratings with known order and intervals, pairings in every state.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -23,7 +25,8 @@ from sqlmodel import Session, select
 
 from arena_bots.manifest import Manifest
 from arena_bots.match import Decision, Player, Request, play
-from arena_bots.players import RandomPlayer, UctPlayer
+from arena_bots.players import GreedyPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.registry import get_game
 from arena_platform.api import create_app
@@ -48,6 +51,7 @@ SCRIPT_NAME = "</script><script>alert(2)</script>"  # one that would end the pag
 SIMULATIONS = 8
 TIMEOUT_FAULT = "the model took longer than the 5 s safety limit"
 PENTE_SEED = 11  # a seed whose UCT-against-random game is short (123 steps): the module stays fast
+SPRING_SEED = 3
 
 
 @dataclass
@@ -59,6 +63,7 @@ class Site:
     token: str  # alice's API token
     bobail_ladder: int
     pente_ladder: int
+    spring_ladder: int
     ranking: list[
         tuple[int, str, float, float, float]
     ]  # bobail (bot id, name, rating, low, high), best first
@@ -68,9 +73,9 @@ class Site:
     script_bot: int
     alpha: int  # alice's bobail bot, rated first
     xss_bot: int  # the bot named XSS_NAME
-    games: dict[str, int]  # "bobail", "pente", "illegal", "fault" -> game id
+    games: dict[str, int]  # "bobail", "pente", "spring2021", "illegal", "fault" -> game id
     final_boards: dict[str, str]  # "bobail", "pente" -> the engine's view(final state)["board"]
-    steps: dict[str, int]  # "bobail", "pente" -> steps of the game
+    steps: dict[str, int]  # "bobail", "pente", "spring2021" -> steps of the game
 
 
 class _IllegalMover:
@@ -91,16 +96,39 @@ class _TimedOut:
         return [Decision(action=None, fault=TIMEOUT_FAULT) for _ in requests]
 
 
+class _Estimating:
+    """A network player whose insight also carries a value in [-1, 1], as a search's would (the
+    simultaneous search is not there yet): the tanh of the player's score lead over 20 points."""
+
+    def __init__(self, player: Player) -> None:
+        self.name = player.name
+        self.player = player
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        decisions = self.player.decide(game, requests)
+        return [
+            dataclasses.replace(decision, insight={**(decision.insight or {}), "value": _lead(request)})
+            for decision, request in zip(decisions, requests, strict=True)
+        ]
+
+
+def _lead(request: Request) -> float:
+    score = request.state.score
+    return math.tanh((score[request.player] - score[1 - request.player]) / 20)
+
+
 @pytest.fixture(scope="module")
 def site(
-    tmp_path_factory: pytest.TempPathFactory, serving: Callable[[FastAPI], AbstractContextManager[str]]
+    tmp_path_factory: pytest.TempPathFactory,
+    serving: Callable[[FastAPI], AbstractContextManager[str]],
+    onnx_bot: Callable[..., bytes],
 ) -> Iterator[Site]:
     """The seeded site, served by uvicorn on a free local port for the whole module."""
     folder = tmp_path_factory.mktemp("site")
     engine = make_engine(f"sqlite:///{folder / 'arena.db'}")
     migrate(engine)
     blobs = BlobStore(str(folder / "blobs"))
-    seeded = _seed(engine, blobs)
+    seeded = _seed(engine, blobs, onnx_bot)
     app = create_app(Settings(data_dir=folder), engine=engine, blobs=blobs, enqueue=lambda *_: None)
     with serving(app) as url:
         yield dataclasses.replace(seeded, url=url)
@@ -230,10 +258,11 @@ def screenshot() -> Callable[[Page, str], Path]:
     return save
 
 
-def _seed(engine: Engine, blobs: BlobStore) -> Site:
+def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> Site:
     with session(engine) as db:
         bobail = ensure_ladder(db, game="bobail", simulations=SIMULATIONS)
         pente = ensure_ladder(db, game="pente", simulations=SIMULATIONS)
+        spring = ensure_ladder(db, game="spring2021", simulations=SIMULATIONS)
         alice, token = users.create_user(db, name="alice")
         mallory, _ = users.create_user(db, name="mallory")
         alpha = _network_bot(db, blobs, bobail, alice.id, "alpha", "mcts")
@@ -241,6 +270,8 @@ def _seed(engine: Engine, blobs: BlobStore) -> Site:
         rookie = _network_bot(db, blobs, bobail, alice.id, "rookie", "sample")
         stones = _network_bot(db, blobs, pente, alice.id, "stone-cold", "mcts")
         script = _network_bot(db, blobs, pente, mallory.id, SCRIPT_NAME, "greedy")
+        sprout = _network_bot(db, blobs, spring, alice.id, "sprout", "greedy")
+        seedling = _network_bot(db, blobs, spring, mallory.id, "seedling", "sample")
         house = {(bot.ladder_id, bot.name): bot.id for bot in db.exec(select(Bot).where(Bot.kind == "house"))}
         random_bobail, uct_bobail = house[bobail.id, "random"], house[bobail.id, "uct"]
         db.commit()
@@ -259,6 +290,20 @@ def _seed(engine: Engine, blobs: BlobStore) -> Site:
                 pente,
                 {stones: uct("stone-cold"), house[pente.id, "random"]: RandomPlayer()},
                 PENTE_SEED,
+            ),
+            "spring2021": _record(
+                db,
+                blobs,
+                spring,
+                {
+                    sprout: _Estimating(
+                        GreedyPlayer(InProcessSession(onnx_bot("spring2021", seed=1)), name="sprout")
+                    ),
+                    seedling: _Estimating(
+                        SamplePlayer(InProcessSession(onnx_bot("spring2021", seed=2)), name="seedling")
+                    ),
+                },
+                SPRING_SEED,
             ),
             "illegal": _record(db, blobs, bobail, {xss: _IllegalMover(), alpha: RandomPlayer("alpha")}, 3),
             "fault": _record(db, blobs, bobail, {uct_bobail: RandomPlayer("uct"), xss: _TimedOut()}, 4),
@@ -285,6 +330,7 @@ def _seed(engine: Engine, blobs: BlobStore) -> Site:
         token=token,
         bobail_ladder=bobail.id,
         pente_ladder=pente.id,
+        spring_ladder=spring.id,
         ranking=ranking,
         unrated=rookie,
         xss_name=XSS_NAME,
@@ -294,7 +340,7 @@ def _seed(engine: Engine, blobs: BlobStore) -> Site:
         xss_bot=xss,
         games={name: recorded.game_id for name, recorded in played.items()},
         final_boards={name: played[name].final_board for name in ("bobail", "pente")},
-        steps={name: played[name].steps for name in ("bobail", "pente")},
+        steps={name: played[name].steps for name in ("bobail", "pente", "spring2021")},
     )
 
 
@@ -316,7 +362,7 @@ def _network_bot(db: Session, blobs: BlobStore, ladder: Ladder, owner_id: int, n
 @dataclass(frozen=True)
 class _Recorded:
     game_id: int
-    final_board: str  # the engine's view of the final position
+    final_board: str  # the engine's view(final state)["board"]; "" for a game without one (Spring 2021)
     steps: int
 
 
@@ -344,4 +390,4 @@ def _record(db: Session, blobs: BlobStore, ladder: Ladder, seats: dict[int, Play
     )
     assert record_pairing(db, pairing=pairing, games=[played])
     (recorded,) = pairing_games(db, pairing_id=pairing.id)
-    return _Recorded(recorded.id, game.view(result.final_state)["board"], played.steps)
+    return _Recorded(recorded.id, game.view(result.final_state).get("board", ""), played.steps)

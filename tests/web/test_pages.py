@@ -347,6 +347,7 @@ def test_screenshots_of_every_page(browser: Browser, site, screenshot: Callable[
         "games": "/games",
         "replay-bobail": f"/games/{site.games['bobail']}#ply={bobail_ply}",
         "replay-pente": f"/games/{site.games['pente']}#ply={pente_ply}",
+        "replay-spring2021": f"/games/{site.games['spring2021']}#ply={site.steps['spring2021'] // 2}",
         "upload": "/upload",
         "not-found": "/bots/999999",
     }

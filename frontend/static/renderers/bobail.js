@@ -78,7 +78,7 @@ export function createBoard(container) {
         cell.share.textContent = visible ? percent(share) : "";
       });
       arrows.replaceChildren(
-        ...(overlay?.played ?? []).map(([start, end]) => {
+        ...(overlay?.played ?? []).map(({ at: [start, end] }) => {
           const a = centre(start);
           const b = centre(end);
           return svg("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "played-arrow", "marker-end": "url(#bobail-arrow)" });

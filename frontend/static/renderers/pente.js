@@ -85,7 +85,7 @@ export function createBoard(container) {
         }),
       );
       const latest = view.last_move && svg("circle", { cx: position(view.last_move[0]), cy: position(view.last_move[1]), r: 5, class: `last-move on-${view.board[view.last_move[1] * SIZE + view.last_move[0]]}` });
-      const played = (overlay?.played ?? []).map(([x, y]) => svg("circle", { cx: position(x), cy: position(y), r: 15, class: "played-ring" }));
+      const played = (overlay?.played ?? []).map(({ at: [x, y] }) => svg("circle", { cx: position(x), cy: position(y), r: 15, class: "played-ring" }));
       marks.replaceChildren(...[latest, ...played].filter(Boolean));
     },
   };
