@@ -16,7 +16,6 @@ from sqlmodel import select
 
 from arena_bots.manifest import Manifest
 from arena_bots.match import play
-from arena_bots.mcts import check_searchable
 from arena_bots.players import RandomPlayer
 from arena_games.registry import get_game
 from arena_platform import cli
@@ -74,7 +73,7 @@ def _middle() -> tuple[list[list[list[int]]], Any]:
     return actions, state
 
 
-@pytest.mark.parametrize("player", ["greedy", "sample", "random"])
+@pytest.mark.parametrize("player", ["greedy", "sample", "random", "mcts", "uct"])
 def test_predict_answers_for_each_seat_from_actions_and_from_a_state(client, spring_bots, player):
     actions, state = _middle()
     bot_id = getattr(spring_bots, player)
@@ -89,16 +88,6 @@ def test_predict_answers_for_each_seat_from_actions_and_from_a_state(client, spr
         assert GAME.legal_masks(state, seat)[0][answer["action"][0]]
         if player != "random":  # network bots explain themselves with their policy's top moves
             assert answer["insight"]["top"][0]["share"] > 0
-
-
-@pytest.mark.parametrize("player", ["mcts", "uct"])
-def test_search_bots_get_a_4xx_while_search_cannot_play_simultaneous_moves(client, spring_bots, player):
-    if _searchable():
-        pytest.skip("tree search plays simultaneous games now: predict's search tests cover it")
-    response = client.post("/api/v1/predict", json={"bot_id": getattr(spring_bots, player)})
-    assert response.status_code == 422, response.text
-    assert response.json()["code"] == "search_unsupported"
-    assert "simultaneous" in response.json()["detail"]
 
 
 def _bad_states() -> list[tuple[str, Any]]:
@@ -168,15 +157,4 @@ def test_bot_check_of_a_spring_bot(onnx_bot, tmp_path, capsys, player):
     report = capsys.readouterr().out
     assert report.startswith("bot check: OK")
     assert "runtime" in report  # the smoke test ran the model on positions of random games
-    warned = "warning   arena.player=mcts cannot play spring2021 yet" in report
-    assert warned == (player == "mcts" and not _searchable())
-    if warned:
-        assert "simultaneous" in report
-
-
-def _searchable() -> bool:
-    try:
-        check_searchable(GAME)
-    except ValueError:
-        return False
-    return True
+    assert "warning" not in report

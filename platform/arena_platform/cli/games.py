@@ -7,8 +7,6 @@ from pathlib import Path
 
 from arena_bots.loading import HOUSE_KINDS, house_player
 from arena_bots.match import play
-from arena_bots.mcts import check_searchable
-from arena_games.api import Game
 from arena_games.registry import GAMES, get_game
 from arena_platform.cli.common import UsageError, add_manifest_options, manifest_overrides
 
@@ -73,20 +71,4 @@ def _run_bot_check(args: argparse.Namespace) -> int:
     except OSError as error:
         raise UsageError(f"cannot read {args.file}: {error.strerror}") from None
     print(report.format_text())
-    if report.ok and report.manifest is not None:
-        _warn_if_unplayable(game, report.manifest.player)
     return 0 if report.ok else 1
-
-
-def _warn_if_unplayable(game: Game, player: str) -> None:
-    """A valid file whose player cannot play this game yet (tree search on simultaneous moves) is
-    accepted on upload as well, but every game it plays is lost: the check says so."""
-    if player != "mcts":
-        return
-    try:
-        check_searchable(game)
-    except ValueError as error:
-        print(
-            f"warning   arena.player=mcts cannot play {game.name} yet ({error}): every move would "
-            "forfeit; let it play greedy or sample (--player)"
-        )

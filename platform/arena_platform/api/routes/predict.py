@@ -20,7 +20,6 @@ from arena_bots.host import ModelFault
 from arena_bots.loading import house_player, network_player
 from arena_bots.manifest import Manifest
 from arena_bots.match import Decision, Request
-from arena_bots.mcts import check_searchable
 from arena_games.api import BadConfig, BadStateDict, Game, GameError, IllegalAction
 from arena_games.registry import get_game
 from arena_platform.api.deps import MAX_ID, OptionalUser, Services, ServicesDep, SessionDep
@@ -35,7 +34,6 @@ router = APIRouter(tags=["predict"])
 ActionIndex = Annotated[int, Field(ge=0, le=MAX_ID)]
 MAX_STEPS = 10_000  # of a position given as actions; every game's max_length is far below
 MAX_SEED = 2**63 - 1
-SEARCH_PLAYERS = ("uct", "mcts")  # the players (Bot.player) that play by tree search
 _POSITION_CODES: tuple[tuple[type[GameError], str], ...] = (
     (IllegalAction, "illegal_action"),
     (BadConfig, "bad_config"),
@@ -96,7 +94,6 @@ async def predict(
             f"bot {bot.id} plays {game.name} v{ladder.game_version}, no longer played",
         )
     simulations = _budget(services.settings, ladder, body.simulations)
-    _check_playable(bot, game)
     return await services.compute.run_or_refuse(_predict, services, bot, game, body, simulations)
 
 
@@ -116,22 +113,6 @@ def _bot_and_ladder(session: Session, bot_id: int) -> tuple[Bot, Ladder]:
     ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
     assert ladder is not None  # a foreign key
     return bot, ladder
-
-
-def _check_playable(bot: Bot, game: Game) -> None:
-    """422 when the bot plays by a search that cannot run this game (today: tree search on a
-    simultaneous-move game), rather than a failure in the middle of the search."""
-    if bot.player not in SEARCH_PLAYERS:
-        return
-    try:
-        check_searchable(game)
-    except ValueError as error:
-        raise ApiError(
-            422,
-            "search_unsupported",
-            f"bot {bot.id} plays by tree search ({bot.player}), which Arena cannot run for "
-            f"{game.name} yet: {error}",
-        ) from None
 
 
 def _budget(settings: Settings, ladder: Ladder, requested: int | None) -> int:
