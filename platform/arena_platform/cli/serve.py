@@ -1,6 +1,6 @@
 """`arena serve` (the API, the web pages and, on the embedded default, an in-process worker) and
-`arena demo` (the same, with the zoo's trained bots loaded into a Bobail and a Pente ladder and
-their tournament running, with a progress bar in the terminal)."""
+`arena demo` (the same, with the zoo's trained bots loaded into a Bobail, a Pente and a Spring 2021
+ladder and their tournament running, with a progress bar in the terminal)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from arena_platform.store.reads import pairing_progress
 
 ZOO = Path(arena_platform.__file__).resolve().parents[2] / "bots" / "zoo"  # <game>/<bot>.onnx
 ZOO_OWNER = "zoo"
-DEMO_GAMES = ("bobail", "pente")
+DEMO_GAMES = ("bobail", "pente", "spring2021")
 PROGRESS_SECONDS = 2.0
 
 
