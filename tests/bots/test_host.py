@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -183,6 +184,9 @@ def _is_running(pid: int) -> bool:
 
 
 def _shared_memory_mappings() -> int:
+    """The hosts' shared memory mapped in this process, once unreachable objects are collected (a
+    fault's traceback can keep a dead host's mapping alive in a reference cycle until then)."""
+    gc.collect()
     return Path("/proc/self/maps").read_text().count("memfd:arena-host")
 
 
