@@ -363,7 +363,7 @@ def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(cont
     assert len(runner.schedule_ladder(context, ladder.id)) == cap  # the ladder goes on
 
 
-def test_the_sweeper_enqueues_lost_pairings_refits_and_scheduling_rounds(
+def test_the_sweeper_resends_lost_pairings_refits_and_books_lost_rounds_itself(
     context, new_pairings, ladder, enqueued
 ):
     (played, lost) = new_pairings(2)
@@ -374,12 +374,15 @@ def test_the_sweeper_enqueues_lost_pairings_refits_and_scheduling_rounds(
     enqueued.clear()
     swept = runner.sweep(context)
     assert swept == store.Sweep(requeued=[], failed=[], resent=[lost])
-    assert enqueued == [(PLAY_PAIRING, lost), (REFIT, ladder.id)]  # the ladder is not stalled: one queued
+    assert enqueued == [(PLAY_PAIRING, lost)]  # the ladder is not stalled: one pairing queued
+    assert not runner.refit(context, ladder.id)  # the sweep refitted it, not a message in the queue
     runner.play_pairings(context, [lost])
-    runner.refit(context, ladder.id)
     enqueued.clear()
-    runner.sweep(context)
-    assert enqueued == [(SCHEDULE_LADDER, ladder.id)]  # played, nothing in flight: a lost round
+    runner.sweep(context)  # played, nothing in flight: a lost round, booked by the sweep
+    assert [name for name, *_ in enqueued] == [PLAY_PAIRINGS] * len(enqueued)
+    assert enqueued
+    with session(context.engine) as db:
+        assert db.exec(select(func.count()).select_from(Pairing).where(Pairing.status == "queued")).one() > 0
 
 
 # ---- platform faults are never a bot's loss ---------------------------------------------------

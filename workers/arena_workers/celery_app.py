@@ -9,8 +9,8 @@ Delivery is at least once, and the database makes it count once:
 - The hard time limit kills a task; the soft one, earlier, lets the runner give its claims back.
 - JSON only: the broker carries ids, never pickles.
 The sweep is not sent through the broker on a schedule: `arena_workers.sweeper` runs it every
-heartbeat in a process of its own (`arena beat`, or beside `arena worker --beat`). It also enqueues
-refits that were lost, so it doubles as the periodic refit.
+heartbeat in a process of its own (`arena beat`, or beside `arena worker --beat`). It also refits
+the ladders whose ratings miss games, so it doubles as the periodic refit.
 
 Each process builds its `WorkerContext` (database engine, blob store, model hosts) on first use,
 so a prefork pool's children never share connections with their parent; the embedded worker hands

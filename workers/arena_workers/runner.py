@@ -299,8 +299,10 @@ def refit(context: WorkerContext, ladder_id: int) -> bool:
 
 def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
     """The sweeper: re-sends pairings whose worker went silent or whose message may be lost (every
-    queued one with `resend_all_queued`, after the broker lost its messages), fails those out of
-    attempts, and enqueues refits and scheduling rounds that were lost."""
+    queued one with `resend_all_queued`, after the broker lost its messages) and fails those out of
+    attempts; refits the ladders whose ratings miss games and books a round for the ladders with
+    nothing in flight, itself: behind the matches in the queue, those messages waited minutes
+    (a busy ladder left the others unrated). So a ladder is refitted at least once a heartbeat."""
     settings = context.settings
     with session(context.engine) as db:
         swept = sweep_pairings(
@@ -319,9 +321,9 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
     for pairing_id in swept.to_send:
         context.enqueue(PLAY_PAIRING, pairing_id)
     for ladder_id in stale:
-        context.enqueue(REFIT, ladder_id)
+        refit(context, ladder_id)
     for ladder_id in stalled:
-        context.enqueue(SCHEDULE_LADDER, ladder_id)
+        schedule_ladder(context, ladder_id)
     if swept.requeued or swept.failed or swept.resent:
         log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
     return swept

@@ -10,9 +10,10 @@ Every task takes ids only, is acknowledged late, and is safe to run twice or on 
   arena.play_pairings(pairing_ids)   the same for several pairings, played as one batch
   arena.refit(ladder_id)             refits the ladder's ratings unless they cover all its games
   arena.sweep()                      re-sends pairings whose worker went silent (failing those out of
-                                     attempts) and queued ones whose message may be lost; enqueues
-                                     lost refits and scheduling rounds. Celery beat runs it every
-                                     heartbeat.
+                                     attempts) and queued ones whose message may be lost; refits
+                                     stale ladders and books rounds for stalled ones. The sweeper
+                                     (arena_workers.sweeper) runs the same every heartbeat itself;
+                                     this task is for a sweep on demand.
 
 `arena_task` only records a body; `register_tasks` binds every body to an app with the shared
 options. A body takes the process's `WorkerContext` first. Known errors (a missing row, a game or
