@@ -48,6 +48,8 @@ NELO_PER_T = 800.0 / math.log(10.0)  # nElo per unit of a game's t-value, (mu - 
 REGULARIZER = 1e-3  # pairs put in each empty pentanomial cell before fitting
 MAX_FIXED_POINT_STEPS = 200  # for the t-value constrained maximum likelihood
 FIXED_POINT_TOLERANCE = 1e-12  # largest change of a probability between steps at convergence
+T_VALUE_TOLERANCE = 1e-6  # the answer's t-value is the target's within this, or it is refused
+MAX_CONTINUATION_STAGES = 64  # for t-values far from 0 (see mle_with_t_value)
 SCORE_CLIP = 1e-3  # Elo estimates clip the mean score to [SCORE_CLIP, 1 - SCORE_CLIP]
 
 
@@ -124,6 +126,8 @@ def _tilt(probs: np.ndarray, shifts: np.ndarray) -> np.ndarray:
     sum probs_i shifts_i / (1 + x shifts_i) = 0; its left side falls monotonically from +inf to -inf
     on the interval that keeps every q_i positive, so the root is unique. Needs shifts of both signs.
     """
+    if not shifts.min() < 0.0 < shifts.max():
+        raise ArithmeticError("no distribution near the data meets the constraint")
     low, high = -1.0 / shifts.max(), -1.0 / shifts.min()
 
     def secular(x: float) -> float:
@@ -147,13 +151,32 @@ def mle_with_mean(probs: np.ndarray, mean: float) -> np.ndarray:
 def mle_with_t_value(probs: np.ndarray, t: float) -> np.ndarray:
     """Most likely cell probabilities, given the empirical `probs`, whose (mu - 1/2) / sigma is `t`.
 
+    Solved by `_t_value_fixed_point` from the uniform distribution. Far from it (|t| above about 1,
+    200 nElo) one linearization may admit no distribution at all; then the target is approached in
+    `steps` equal stages, each starting from the last one's answer, doubling `steps` until it works.
+    """
+    steps = 1
+    while True:
+        estimate = np.full_like(probs, 1.0 / len(probs))
+        try:
+            for stage in range(1, steps + 1):
+                estimate = _t_value_fixed_point(probs, t * stage / steps, estimate)
+            return estimate
+        except ArithmeticError:
+            if steps >= MAX_CONTINUATION_STAGES:
+                raise
+            steps *= 2
+
+
+def _t_value_fixed_point(probs: np.ndarray, t: float, estimate: np.ndarray) -> np.ndarray:
+    """The t-value constrained maximum, iterated from `estimate`; ArithmeticError if it fails.
+
     The constraint is not linear in the probabilities, so this iterates: linearize it around the
     current estimate q (mean mu, deviation sigma) as the shifts
     a_i - 1/2 - t (sigma^2 + (a_i - mu)^2) / (2 sigma), whose q-weighted sum is the constraint's
-    residual mu - 1/2 - t sigma, tilt the empirical distribution to zero them, repeat from uniform
-    until the estimate stops moving.
+    residual mu - 1/2 - t sigma, tilt the empirical distribution to zero them, and repeat until the
+    estimate stops moving.
     """
-    estimate = np.full_like(probs, 1.0 / len(probs))
     for _ in range(MAX_FIXED_POINT_STEPS):
         mean, var = _mean_var(estimate)
         sigma = math.sqrt(var)
@@ -161,6 +184,9 @@ def mle_with_t_value(probs: np.ndarray, t: float) -> np.ndarray:
         previous, estimate = estimate, _tilt(probs, shifts)
         if np.abs(estimate - previous).max() < FIXED_POINT_TOLERANCE:
             break
+    mean, var = _mean_var(estimate)
+    if not abs((mean - 0.5) / math.sqrt(var) - t) < T_VALUE_TOLERANCE:
+        raise ArithmeticError(f"the t-value constrained likelihood did not converge (t = {t})")
     return estimate
 
 

@@ -41,14 +41,18 @@ def test_the_bounds_are_walds_and_print_as_fishtests():
     assert sprt.wald_bounds(0.01, 0.1) == pytest.approx((math.log(0.1 / 0.99), math.log(0.9 / 0.01)))
 
 
-def _brute_force_llr(counts, constraint, targets) -> float:
-    """N * (max log-likelihood under constraint = target1 minus under = target0), by SLSQP."""
-    pairs, probs = sprt._regularized(counts)
+def _best_local_log_likelihood(probs: np.ndarray, constraint, target: float) -> float:
+    """Mean log-likelihood of the best local maximum SLSQP finds with constraint(q) = target.
 
-    def best_log_likelihood(target: float) -> float:
+    The t-value's constraint set is not convex, so this tries several starts; the true maximum is
+    at least this high.
+    """
+    starts = [probs, np.full(5, 0.2), *np.random.default_rng(0).dirichlet(np.ones(5), size=3)]
+    best = -math.inf
+    for start in starts:
         result = scipy.optimize.minimize(
             lambda q: -probs @ np.log(q),
-            probs,
+            start,
             method="SLSQP",
             bounds=[(1e-12, 1.0)] * len(probs),
             constraints=[
@@ -57,11 +61,9 @@ def _brute_force_llr(counts, constraint, targets) -> float:
             ],
             options={"ftol": 1e-15, "maxiter": 1000},
         )
-        assert result.success, result.message
-        return -result.fun
-
-    low, high = (best_log_likelihood(t) for t in targets)
-    return pairs * (high - low)
+        if result.success:
+            best = max(best, -result.fun)
+    return best
 
 
 def _mean(q):
@@ -74,18 +76,36 @@ def _t_value(q):
     return (mean - 0.5) / math.sqrt(q @ (sprt.GAME_SCORES - mean) ** 2)
 
 
-@pytest.mark.parametrize("counts", [(12, 80, 150, 95, 20), (3, 0, 40, 7, 1), (30, 10, 5, 20, 40)])
+def _check_constrained_maximum(probs, fit, constraint, target) -> float:
+    """Asserts `fit` meets the constraint and beats every local maximum found; its log-likelihood."""
+    assert constraint(fit) == pytest.approx(target, abs=1e-6)
+    log_likelihood = float(probs @ np.log(fit))
+    assert log_likelihood >= _best_local_log_likelihood(probs, constraint, target) - 1e-9
+    return log_likelihood
+
+
+COUNTS = [(12, 80, 150, 95, 20), (3, 1, 40, 7, 2), (30, 10, 5, 20, 40)]
+
+
+@pytest.mark.parametrize("counts", COUNTS)
 def test_the_logistic_llr_is_the_constrained_maximum_likelihood_ratio(counts):
-    scores = [sprt._logistic_score(elo) for elo in (-5.0, 20.0)]
-    expected = _brute_force_llr(counts, _mean, scores)
-    assert sprt.llr(counts, -5.0, 20.0, model="logistic") == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    pairs, probs = sprt._regularized(counts)
+    fits = []
+    for elo in (-5.0, 20.0):
+        score = sprt._logistic_score(elo)
+        fits.append(_check_constrained_maximum(probs, sprt.mle_with_mean(probs, score), _mean, score))
+    assert sprt.llr(counts, -5.0, 20.0, model="logistic") == pytest.approx(pairs * (fits[1] - fits[0]))
 
 
-@pytest.mark.parametrize("counts", [(12, 80, 150, 95, 20), (3, 0, 40, 7, 1), (30, 10, 5, 20, 40)])
-def test_the_normalized_llr_is_the_constrained_maximum_likelihood_ratio(counts):
-    t_values = [math.sqrt(2.0) * nelo / sprt.NELO_PER_T for nelo in (0.0, 25.0)]
-    expected = _brute_force_llr(counts, _t_value, t_values)
-    assert sprt.llr(counts, 0.0, 25.0) == pytest.approx(expected, rel=1e-5, abs=1e-7)
+@pytest.mark.parametrize("counts", COUNTS)
+@pytest.mark.parametrize("hypotheses", [(0.0, 25.0), (-100.0, 400.0)])  # 400 nElo needs staged solving
+def test_the_normalized_llr_is_the_constrained_maximum_likelihood_ratio(counts, hypotheses):
+    pairs, probs = sprt._regularized(counts)
+    fits = []
+    for nelo in hypotheses:
+        t = math.sqrt(2.0) * nelo / sprt.NELO_PER_T
+        fits.append(_check_constrained_maximum(probs, sprt.mle_with_t_value(probs, t), _t_value, t))
+    assert sprt.llr(counts, *hypotheses) == pytest.approx(pairs * (fits[1] - fits[0]))
 
 
 def test_swapping_the_hypotheses_negates_the_llr():
