@@ -2,7 +2,7 @@
 
 Pure functions over plain numbers (no I/O, no clock). The unit of evidence is a *pair*: two games
 from the same opening with seats swapped (ARCHITECTURE §4). A pair scores 0, 0.5, 1, 1.5 or 2 points
-for the new version; `Pentanomial` counts pairs per score, in that order (fishtest's
+for the new version; a pentanomial is the five counts of pairs per score, in that order (fishtest's
 "Ptnml(0-2)": LL, LD+DL, LW+DD+WL, DW+WD, WW).
 
 The test (the model fishtest uses for its tests today, after Michel Van den Bergh's notes
@@ -25,6 +25,10 @@ The test (the model fishtest uses for its tests today, after Michel Van den Berg
 - Wald's bounds: accept H0 at LLR <= ln(beta / (1 - alpha)), H1 at LLR >= ln((1 - beta) / alpha).
   Fishtest also corrects the bounds for the LLR's overshoot as a test runs; we keep the plain Wald
   bounds, so a test here may stop a few pairs later than fishtest would.
+
+Arena's defaults (Settings.sprt_*): the normalized model with elo0 = 0 and elo1 = 25 nElo, alpha =
+beta = 0.05. Fishtest tests patches at <0, 2> nElo (short time control) and <0.5, 2.5> (long); see
+settings.py for why ours is wider.
 """
 
 from __future__ import annotations
