@@ -43,6 +43,15 @@ class Settings:
     task_time_limit_seconds: int = 1800  # Celery hard limit; the broker's visibility timeout is 2x this
     worker_concurrency: int = 1
     leaderboard_cache_seconds: float = 1.0  # how old a served leaderboard may be; 0: no cache
+    # A new version's SPRT against its previous one (arena_platform.sprt), in normalized Elo (nElo),
+    # fishtest's model. Fishtest tests Stockfish patches at <0, 2> nElo (STC); our versions differ
+    # by tens to hundreds of Elo and a pair of CPU-searched games costs seconds, so a 2-nElo test
+    # (~90k pairs) would never end. <0, 25> resolves in about 570 pairs at equal strength, 410 at
+    # +30 Elo and 150 at +60 (no-draw games: nElo ~ logistic Elo), with 5% errors either way.
+    sprt_elo0: float = 0.0  # H0: the new version is this much better (nElo): "not better"
+    sprt_elo1: float = 25.0  # H1: the new version is this much better (nElo): "better"
+    sprt_alpha: float = 0.05  # chance of accepting H1 when H0 holds
+    sprt_beta: float = 0.05  # chance of accepting H0 when H1 holds
 
     @property
     def resolved_database_url(self) -> str:
@@ -91,9 +100,25 @@ class Settings:
             raise SettingsError(
                 f"ARENA_LEADERBOARD_CACHE_SECONDS must be at least 0, got {self.leaderboard_cache_seconds}"
             )
+        self._check_sprt()
         if self.heartbeat_seconds * 3 > self.lease_seconds:
             raise SettingsError("ARENA_HEARTBEAT_SECONDS must be at most a third of ARENA_LEASE_SECONDS")
         return self
+
+    def _check_sprt(self) -> None:
+        """Finite hypotheses with elo0 < elo1, error rates strictly between 0 and 1/2."""
+        for name in ("sprt_elo0", "sprt_elo1"):
+            value = getattr(self, name)
+            if not math.isfinite(value):
+                raise SettingsError(f"ARENA_{name.upper()} must be a finite number, got {value}")
+        if self.sprt_elo0 >= self.sprt_elo1:
+            raise SettingsError(
+                f"ARENA_SPRT_ELO0 must be below ARENA_SPRT_ELO1, got {self.sprt_elo0} and {self.sprt_elo1}"
+            )
+        for name in ("sprt_alpha", "sprt_beta"):
+            value = getattr(self, name)
+            if not 0.0 < value < 0.5:
+                raise SettingsError(f"ARENA_{name.upper()} must be between 0 and 0.5, got {value}")
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
