@@ -4,9 +4,13 @@ as the server's runner; bad files refused as on upload; replay files the viewer 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
@@ -117,6 +121,19 @@ def test_a_player_that_is_neither_a_house_bot_nor_a_file_is_named(tmp_path, caps
     assert "is neither a house bot (random, uct) nor an ONNX file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        (["--games", "0"], "--games must be at least 1, got 0"),
+        (["--games", "2", "--opening"], "--opening and --every-position are for one game"),
+        (["--simulations", "0"], "--simulations must be at least 1, got 0"),
+    ],
+)
+def test_bad_play_options_are_named(options, problem, capsys):
+    assert cli.main(["play", "--game", "bobail", "--players", "uct", "random", *options]) == 2
+    assert problem in capsys.readouterr().err
+
+
 def test_two_games_print_win_draw_loss_and_an_elo_line_and_write_replays(tmp_path, capsys):
     out = tmp_path / "replays"
     command = ["play", "--game", "bobail", "--players", "uct", "random", "--seed", "5", "--games", "2"]
@@ -168,3 +185,29 @@ def test_the_local_viewer_refuses_a_file_that_is_no_replay(tmp_path, capsys):
         local_view_app([bad])
     assert cli.main(["view", str(bad)]) == 2
     assert "bad.json cannot be re-played" in capsys.readouterr().err
+
+
+def test_arena_view_prints_each_files_address_serves_it_and_stops_on_ctrl_c(tmp_path, capsys):
+    out = tmp_path / "replays"
+    assert cli.main(["play", "--game", "bobail", "--players", "uct", "random", "--out", str(out)]) == 0
+    (replay,) = out.iterdir()
+    viewer = subprocess.Popen(
+        [sys.executable, "-m", "arena_platform.cli", "view", str(replay)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
+    )
+    try:
+        first = viewer.stdout.readline()
+        assert first.startswith(f"{replay}: http://127.0.0.1:")
+        address = first.split(": ", 1)[1].strip()
+        assert address.endswith("/games/1")
+        assert httpx.get(address.replace("/games/1", "/api/v1/games/1/frames")).json()["game"] == "bobail"
+        assert httpx.get(address).status_code == 200
+        viewer.send_signal(signal.SIGINT)
+        assert viewer.wait(timeout=20) == 0
+        assert viewer.stderr.read() == ""  # no traceback
+    finally:
+        viewer.kill()
+        viewer.wait()

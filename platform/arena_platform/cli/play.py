@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from arena_bots.host import ModelFault, ModelHost
 from arena_bots.loading import HOUSE_KINDS, house_player, network_player
-from arena_bots.match import MatchResult, MatchSetup, Player, play_many
+from arena_bots.match import MatchResult, MatchSetup, PlatformFault, Player, play_many
 from arena_bots.pairs import first_seat_score, paired_setups
 from arena_games.api import Game
 from arena_games.registry import GAMES, get_game
@@ -66,14 +66,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def run_play(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise UsageError(f"--games must be at least 1, got {args.games}")
+    if args.games > 1 and (args.opening or args.every_position):
+        raise UsageError("--opening and --every-position are for one game; --games N plays from the openings")
     simulations = _budget(args.simulations)
     game = get_game(args.game)
     with contextlib.ExitStack() as hosts:
         players = [_player(spec, game, args, simulations, hosts) for spec in args.players]
-        if args.games == 1:
-            results = _play_one(game, players, args)
-        else:
-            results = _play_pairs(game, players, seed=args.seed, games=args.games)
+        try:
+            if args.games == 1:
+                results = _play_one(game, players, args)
+            else:
+                results = _play_pairs(game, players, seed=args.seed, games=args.games)
+        except PlatformFault as fault:  # Arena's own failure (a model host that died), not a bot's
+            raise UsageError(f"the games stopped: {fault}") from None
     if args.out is not None:
         _write_replays(args.out, results)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 from pathlib import Path
 
@@ -41,5 +42,6 @@ def _run_view(args: argparse.Namespace) -> int:
     for number, path in enumerate(args.replays, start=1):
         print(f"{path}: {base}/games/{number}")
     print("Ctrl-C stops the viewer", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops on Ctrl-C, then raises it again
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
     return 0
