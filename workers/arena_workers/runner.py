@@ -38,6 +38,7 @@ from arena_bots.host import ModelFault, ModelHost
 from arena_bots.loading import house_player, network_player
 from arena_bots.manifest import Manifest
 from arena_bots.match import MatchResult, MatchSetup, PlatformFault, Player, play_many
+from arena_bots.pairs import first_seat_score, paired_setups
 from arena_games.api import Game
 from arena_games.registry import get_game
 from arena_platform.blobs import BlobStore
@@ -502,27 +503,20 @@ def _ladder_game(ladder: Ladder) -> Game:
 
 
 def _setups(settings: Settings, game: Game, pairing: Pairing, players: dict[int, Player]) -> list[MatchSetup]:
-    """The pairing's games: game k starts from the opening of seed `pairing.seed + k // 2`, with the
-    seats swapped when k is odd (bot_a has the first seat in game 0)."""
-    setups = []
-    for index in range(settings.games_per_pairing):
-        seed = pairing.seed + index // 2
-        seats = (pairing.bot_a_id, pairing.bot_b_id)[:: -1 if index % 2 else 1]
-        meta = {
+    """The pairing's games (see `paired_setups`); bot_a has the first seat in game 0."""
+    return paired_setups(
+        game,
+        (pairing.bot_a_id, pairing.bot_b_id),
+        players,
+        seed=pairing.seed,
+        count=settings.games_per_pairing,
+        meta=lambda index, seats: {
             "ladder_id": pairing.ladder_id,
             "pairing_id": pairing.id,
             "index": index,
             "bot_ids": list(seats),
-        }
-        setups.append(
-            MatchSetup(
-                players=tuple(players[bot_id] for bot_id in seats),
-                seed=seed,
-                opening=game.opening(seed, None),
-                meta=meta,
-            )
-        )
-    return setups
+        },
+    )
 
 
 def _player(context: WorkerContext, bot: Bot, ladder: Ladder) -> Player:
@@ -546,7 +540,7 @@ def _record(context: WorkerContext, pairing: Pairing, results: Sequence[MatchRes
                 index=index,
                 first_bot_id=first,
                 second_bot_id=second,
-                score=_first_seat_score(result.returns),
+                score=first_seat_score(result.returns),
                 end_reason=result.end_reason,
                 forfeit_seat=None if result.forfeit is None else result.forfeit.player,
                 steps=len(result.replay.steps),
@@ -555,9 +549,3 @@ def _record(context: WorkerContext, pairing: Pairing, results: Sequence[MatchRes
         )
     with session(context.engine) as db:
         return record_pairing(db, pairing=pairing, games=games)
-
-
-def _first_seat_score(returns: Sequence[float]) -> float:
-    """1 if the first seat's return beats the second's, 0 if it is beaten, 0.5 for a draw."""
-    first, second = returns
-    return 1.0 if first > second else 0.0 if first < second else 0.5

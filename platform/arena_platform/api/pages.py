@@ -50,6 +50,13 @@ class FrontendMissing(RuntimeError):
 
 def install_pages(app: FastAPI) -> None:
     """Adds the pages and mounts `/static`; FrontendMissing when `frontend/` is not found."""
+    install_frontend(app)
+    app.include_router(router)
+
+
+def install_frontend(app: FastAPI) -> None:
+    """Loads the templates (for `render`) and mounts `/static`; FrontendMissing when `frontend/` is
+    not found. `arena view` serves its local replays with these too."""
     for part in ("templates", "static"):
         if not (FRONTEND / part).is_dir():
             raise FrontendMissing(
@@ -61,7 +68,6 @@ def install_pages(app: FastAPI) -> None:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    app.include_router(router)
     app.mount("/static", StaticFiles(directory=FRONTEND / "static"), name="static")
 
 
@@ -92,7 +98,7 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         "games": reads.list_games(session, bot_id=bot.id, limit=RECENT_GAMES),
     }
     newest = bots.newest_version(session, ladder_id=bot.ladder_id, name=bot.name)
-    return _render(
+    return render(
         request,
         "bot.html",
         bot=bot,
@@ -111,7 +117,7 @@ def games_page(
     games = reads.list_games(session, ladder_id=ladder_id, bot_id=bot_id, limit=GAMES_PER_PAGE, offset=skip)
     choices = bots.list_bots(session, ladder_id=ladder_id, limit=BOTS_IN_FILTER)
     all_ladders = ladders.list_ladders(session)
-    return _render(
+    return render(
         request,
         "games.html",
         ladders=all_ladders,
@@ -136,31 +142,31 @@ def replay_page(game_id: str, request: Request, session: SessionDep) -> HTMLResp
         return _not_found(request, f"game {game_id}")
     ladder = ladders.get_ladder(session, ladder_id=game.ladder_id)
     data = {"game": game, "frames_url": f"/api/v1/games/{game.id}/frames"}
-    return _render(request, "replay.html", game=game, ladder=ladder, page_data=data)
+    return render(request, "replay.html", game=game, ladder=ladder, page_data=data)
 
 
 @router.get("/upload", response_class=HTMLResponse)
 def upload_page(request: Request) -> HTMLResponse:
     games = sorted((game.spec.name, game.spec.title) for game in GAMES.values())
-    return _render(request, "upload.html", games=games, player_kinds=PLAYER_KINDS)
+    return render(request, "upload.html", games=games, player_kinds=PLAYER_KINDS)
 
 
 def _leaderboard_page(
     request: Request, session: Session, services: Services, ladder: Ladder | None
 ) -> HTMLResponse:
     if ladder is None:
-        return _render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
+        return render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
     data = {  # the leaderboard exactly as the page's polling fetches it, from the API's cache
         "leaderboard": json.loads(ladder_routes.cached_leaderboard(services, ladder.id).plain),
         "url": f"/api/v1/ladders/{ladder.id}/leaderboard",
         "poll_ms": LEADERBOARD_POLL_MS,
     }
-    return _render(
+    return render(
         request, "leaderboard.html", ladder=ladder, ladders=ladders.list_ladders(session), page_data=data
     )
 
 
-def _render(request: Request, template: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
+def render(request: Request, template: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
     """The page `template` with `context`; `page_data` goes to the page's module as JSON."""
     environment: jinja2.Environment = request.app.state.templates
     context["page_data"] = jsonable_encoder(context.get("page_data"))  # models as the API answers them
@@ -171,7 +177,7 @@ def _render(request: Request, template: str, *, status_code: int = 200, **contex
 
 
 def _not_found(request: Request, what: str) -> HTMLResponse:
-    return _render(request, "404.html", status_code=404, what=what)
+    return render(request, "404.html", status_code=404, what=what)
 
 
 def not_found_page(request: Request) -> HTMLResponse:

@@ -24,9 +24,12 @@ class UsageError(Exception):
     """A problem with what the user asked for; its message is shown as is, with exit status 2."""
 
 
-def add_manifest_options(parser: argparse.ArgumentParser) -> None:
-    """--name, --player, --simulations, --c-puct, ...: each overrides the file's `arena.<field>`."""
+def add_manifest_options(parser: argparse.ArgumentParser, *, leave_out: tuple[str, ...] = ()) -> None:
+    """--name, --player, --simulations, --c-puct, ...: each overrides the file's `arena.<field>`;
+    the fields in `leave_out` get no option (the command sets them otherwise)."""
     for field, (kind, choices, meaning) in MANIFEST_OPTIONS.items():
+        if field in leave_out:
+            continue
         parser.add_argument(
             f"--{field.replace('_', '-')}",
             type=kind,
@@ -37,4 +40,4 @@ def add_manifest_options(parser: argparse.ArgumentParser) -> None:
 
 def manifest_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The manifest options given on the command line, by field (those not given are left out)."""
-    return {field: getattr(args, field) for field in MANIFEST_OPTIONS if getattr(args, field) is not None}
+    return {field: value for field in MANIFEST_OPTIONS if (value := getattr(args, field, None)) is not None}

@@ -68,17 +68,24 @@ def game_frames(game_id: GameId, session: SessionDep, services: ServicesDep) -> 
             404, "replay_missing", f"the replay of game {game_id} is not in the blob store"
         ) from None
     try:
-        replay = Replay.from_json(stored.decode())
-        game = get_game(replay.game)
-        states = replay_states(game, replay)
+        return replay_frames(stored.decode(), game_id=summary.id, seats=[summary.first, summary.second])
     except GameError as error:  # a malformed replay, an unknown game or version, an illegal step
         raise ApiError(409, "replay_unplayable", f"game {game_id} cannot be re-played: {error}") from None
+
+
+def replay_frames(replay_json: str, *, game_id: int, seats: list[BotRef]) -> GameFrames:
+    """A replay file's text (`Replay.to_json`) re-played for the viewer, as game `game_id` between
+    `seats` (the bots by seat). Raises GameError for a malformed replay, an unknown game or version,
+    or an illegal step. `arena view` serves local replay files through this too."""
+    replay = Replay.from_json(replay_json)
+    game = get_game(replay.game)
+    states = replay_states(game, replay)
     steps: Sequence[Step | None] = [*replay.steps, None]
     return GameFrames(
-        id=summary.id,
+        id=game_id,
         game=game.name,
         title=game.spec.title,
-        seats=[summary.first, summary.second],
+        seats=seats,
         opening_length=replay.opening_length,
         returns=list(replay.returns),
         end_reason=replay.end_reason,
