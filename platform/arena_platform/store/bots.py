@@ -1,8 +1,11 @@
 """Bots: uploaded network bots and their versions, listing and retirement.
 
 A bot's name is unique on its ladder and belongs to whoever uploaded it first (house bots belong to
-nobody, so their names are never free). Uploading the same name again makes a new version and
-retires the older ones: a ladder holds one active version per name.
+nobody, so their names are never free). Uploading the same name again makes a new version. When the
+previous version is active, it stays active and the new version starts an SPRT against it
+(store.sprt_tests): the previous version retires when the test reaches its verdict. Versions older
+than the previous one retire at once (a running test against one of them stops without a verdict).
+So a ladder holds at most two active versions per name, and two only while a test runs.
 """
 
 from __future__ import annotations
@@ -14,8 +17,13 @@ from sqlmodel import Session, col, select
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, User
 from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView
-
-RETIRED = "retired"
+from arena_platform.store.sprt_tests import (
+    DEFAULT_PARAMETERS,
+    RETIRED,
+    SprtParameters,
+    start_test,
+    stop_tests_of,
+)
 
 
 class NameTaken(ValueError):
@@ -34,24 +42,35 @@ def create_network_bot(
     manifest: Manifest,
     report: dict,
     model_sha256: str,
+    sprt: SprtParameters = DEFAULT_PARAMETERS,
 ) -> Bot:
     """Record an accepted upload as the newest version of `manifest.name` on the ladder.
 
     `report` is the JSON-safe validation report; `model_sha256` the blob key of the (sanitized)
-    model. Older active versions of the name are retired. Raises NameTaken. Flushes; the caller
-    commits (two uploads racing for one version fail the unique (ladder, name, version) guard).
+    model. When the previous version is active, a test with `sprt`'s parameters starts against it
+    and it stays active; older versions are retired (see the module's docstring). Raises NameTaken.
+    Flushes; the caller commits (two uploads racing for one version fail the unique (ladder, name,
+    version) guard).
     """
-    versions = list(session.exec(select(Bot).where(Bot.ladder_id == ladder_id, Bot.name == manifest.name)))
+    versions = list(
+        session.exec(
+            select(Bot)
+            .where(Bot.ladder_id == ladder_id, Bot.name == manifest.name)
+            .order_by(col(Bot.version).desc())
+        )
+    )
     if any(bot.owner_id != owner_id for bot in versions):
         raise NameTaken(f"the bot name {manifest.name!r} is taken on this ladder by someone else")
-    for older in versions:
-        older.status = RETIRED
-        session.add(older)
+    previous, older = (versions[0], versions[1:]) if versions else (None, [])
+    for version in older:
+        version.status = RETIRED
+        session.add(version)
+    stop_tests_of(session, old_bot_ids=[version.id for version in older])
     bot = Bot(
         ladder_id=ladder_id,
         owner_id=owner_id,
         name=manifest.name,
-        version=max((older.version for older in versions), default=0) + 1,
+        version=previous.version + 1 if previous else 1,
         kind="network",
         player=manifest.player,
         model_sha256=model_sha256,
@@ -60,6 +79,8 @@ def create_network_bot(
     )
     session.add(bot)
     session.flush()
+    if previous is not None and previous.status == "active":
+        start_test(session, new_bot=bot, old_bot=previous, parameters=sprt)
     return bot
 
 

@@ -40,6 +40,7 @@ from arena_platform.store.reads import (
     OpponentResult,
     RatingPoint,
 )
+from arena_platform.store.sprt_tests import SprtParameters
 
 _log = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ async def upload_bot(
         raise ApiError(422, report.code, report.message, extra={"report": report.to_dict()})
     model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
     bot_id, ladder_id = await run_in_threadpool(
-        _record_upload, session, user, report, model_sha256, simulations_per_move
+        _record_upload, session, user, report, model_sha256, simulations_per_move, services.settings
     )
     services.leaderboards.invalidate(ladder_id)  # the uploader sees the new bot at once
     await run_in_threadpool(_schedule, services, ladder_id)
@@ -206,26 +207,37 @@ def _check_upload_rate(session: Session, user: User, settings: Settings) -> None
 
 
 def _record_upload(
-    session: Session, user: User, report: ValidationReport, model_sha256: str, simulations: int
+    session: Session,
+    user: User,
+    report: ValidationReport,
+    model_sha256: str,
+    simulations: int,
+    settings: Settings,
 ) -> tuple[int, int]:
     """Record the accepted upload; (bot id, ladder id). A concurrent upload can win the race for a
     new ladder or the next version number (a unique constraint fails): one retry settles it."""
     try:
-        return _insert_bot(session, user, report, model_sha256, simulations)
+        return _insert_bot(session, user, report, model_sha256, simulations, settings)
     except IntegrityError:
         session.rollback()
     try:
-        return _insert_bot(session, user, report, model_sha256, simulations)
+        return _insert_bot(session, user, report, model_sha256, simulations, settings)
     except IntegrityError:
         session.rollback()
         raise ApiError(409, "conflict", "a simultaneous upload got in the way; upload again") from None
 
 
 def _insert_bot(
-    session: Session, user: User, report: ValidationReport, model_sha256: str, simulations: int
+    session: Session,
+    user: User,
+    report: ValidationReport,
+    model_sha256: str,
+    simulations: int,
+    settings: Settings,
 ) -> tuple[int, int]:
     """The new bot on its game's ladder at `simulations` per move (created with its house bots if
-    need be), committed."""
+    need be), committed; a new version of an active bot starts its SPRT with the settings'
+    parameters."""
     assert report.manifest is not None  # an accepted report has one
     ladder = ensure_ladder(session, game=report.manifest.game, simulations=simulations)
     try:
@@ -236,6 +248,7 @@ def _insert_bot(
             manifest=report.manifest,
             report=report.to_dict(),
             model_sha256=model_sha256,
+            sprt=SprtParameters.from_settings(settings),
         )
     except bots.NameTaken as error:
         session.rollback()

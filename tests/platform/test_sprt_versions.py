@@ -1,0 +1,223 @@
+"""Versions judged by SPRT: a re-upload starts a test against the previous version, recording a
+pairing between the two adds its pairs to the test exactly once, and a verdict is frozen and retires
+the old version. On SQLite and PostgreSQL (see conftest.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sqlalchemy import Engine, update
+from sqlmodel import Session, col, select
+
+from arena_bots.manifest import Manifest
+from arena_platform.db import session
+from arena_platform.models import Bot, Ladder, Pairing, SprtTest
+from arena_platform.settings import Settings
+from arena_platform.sprt import pentanomial_from_points, wald_bounds
+from arena_platform.store import bots, sprt_tests, users
+from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.pairings import create_pairings
+from arena_platform.store.results import PlayedGame, record_pairing
+
+QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
+
+
+def _upload(db: Session, ladder: Ladder, owner_id: int, name: str, sprt=QUICK) -> Bot:
+    manifest = Manifest(game="bobail", game_version=1, name=name, player="greedy")
+    return bots.create_network_bot(
+        db,
+        ladder_id=ladder.id,
+        owner_id=owner_id,
+        manifest=manifest,
+        report={},
+        model_sha256="a" * 64,
+        sprt=sprt,
+    )
+
+
+def _versions(engine: Engine, sprt: sprt_tests.SprtParameters) -> tuple[Ladder, int, int]:
+    """A ladder with alpha v1 and alpha v2 (under test against v1): (ladder, v1 id, v2 id)."""
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=4, seed=3)
+        alice, _ = users.create_user(db, name="alice")
+        first = _upload(db, ladder, alice.id, "alpha", sprt)
+        second = _upload(db, ladder, alice.id, "alpha", sprt)
+        db.commit()
+        return ladder, first.id, second.id
+
+
+@pytest.fixture
+def versions(engine: Engine) -> tuple[Ladder, int, int]:
+    """Two versions under the default test (no verdict within a few pairs)."""
+    return _versions(engine, sprt_tests.DEFAULT_PARAMETERS)
+
+
+@pytest.fixture
+def quick_versions(engine: Engine) -> tuple[Ladder, int, int]:
+    """Two versions under a test that reaches its verdict within a few pairs."""
+    return _versions(engine, QUICK)
+
+
+def _game(index: int, first: int, second: int, score: float) -> PlayedGame:
+    return PlayedGame(
+        index=index,
+        first_bot_id=first,
+        second_bot_id=second,
+        score=score,
+        end_reason="test",
+        forfeit_seat=None,
+        steps=1,
+        replay_sha256="0" * 64,
+    )
+
+
+def _record(engine: Engine, ladder: Ladder, a: int, b: int, a_points: list[float]) -> int:
+    """Books and records one pairing a-b whose games give `a` these points in turn (a first in even
+    games); returns the pairing's id."""
+    with session(engine) as db:
+        (pairing,) = create_pairings(db, ladder=ladder, pairs=[(a, b)], redelivery_seconds=60)
+        db.commit()
+        games = [
+            _game(k, a, b, points) if k % 2 == 0 else _game(k, b, a, 1.0 - points)
+            for k, points in enumerate(a_points)
+        ]
+        assert record_pairing(db, pairing=pairing, games=games)
+        return pairing.id
+
+
+def _test(engine: Engine, new_bot_id: int) -> SprtTest:
+    with session(engine) as db:
+        return sprt_tests.find_test(db, new_bot_id=new_bot_id)
+
+
+def _status(engine: Engine, bot_id: int) -> str:
+    with session(engine) as db:
+        return db.get(Bot, bot_id).status
+
+
+def test_a_new_version_starts_a_test_against_the_previous_one_which_keeps_playing(engine, versions):
+    _, first, second = versions
+    test = _test(engine, second)
+    assert (test.old_bot_id, test.status, test.finished_at) == (first, "running", None)
+    assert sprt_tests.counts(test) == (0, 0, 0, 0, 0)
+    assert (test.elo0, test.elo1, test.alpha, test.beta, test.model) == (0.0, 25.0, 0.05, 0.05, "normalized")
+    assert (test.lower, test.upper) == pytest.approx(wald_bounds(0.05, 0.05))
+    assert (_status(engine, first), _status(engine, second)) == ("active", "active")
+    assert _test(engine, first) is None  # the first version has nothing to be tested against
+
+
+def test_the_settings_give_a_test_its_parameters(engine):
+    settings = Settings(sprt_elo0=1.0, sprt_elo1=9.0, sprt_alpha=0.1, sprt_beta=0.05)
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=4, seed=3)
+        alice, _ = users.create_user(db, name="alice")
+        _upload(db, ladder, alice.id, "alpha")
+        parameters = sprt_tests.SprtParameters.from_settings(settings)
+        second = _upload(db, ladder, alice.id, "alpha", sprt=parameters)
+        db.commit()
+        test = sprt_tests.find_test(db, new_bot_id=second.id)
+        assert (test.elo0, test.elo1, test.alpha, test.beta) == (1.0, 9.0, 0.1, 0.05)
+
+
+def test_a_third_version_retires_the_first_and_stops_its_test(engine, versions):
+    ladder, first, second = versions
+    with session(engine) as db:
+        third = _upload(db, ladder, db.get(Bot, first).owner_id, "alpha")
+        db.commit()
+        third_id = third.id
+    assert [_status(engine, bot) for bot in (first, second, third_id)] == ["retired", "active", "active"]
+    stopped = _test(engine, second)
+    assert stopped.status == "stopped"
+    assert stopped.finished_at is not None
+    assert (_test(engine, third_id).old_bot_id, _test(engine, third_id).status) == (second, "running")
+
+
+def test_a_retired_previous_version_gets_no_test(engine, versions):
+    ladder, first, second = versions
+    with session(engine) as db:
+        db.exec(update(Bot).where(col(Bot.id) == second).values(status="retired"))
+        third = _upload(db, ladder, db.get(Bot, first).owner_id, "alpha")
+        db.commit()
+        assert sprt_tests.find_test(db, new_bot_id=third.id) is None
+
+
+def test_each_seat_swapped_pair_adds_the_new_versions_points(engine, versions):
+    ladder, first, second = versions
+    _record(engine, ladder, second, first, [1.0, 0.5])  # new first: pair of 1.5
+    _record(engine, ladder, first, second, [1.0, 1.0])  # old first, wins both: the new scores 0
+    _record(engine, ladder, first, second, [0.5, 1.0])  # a draw and an old win: the new scores 0.5
+    test = _test(engine, second)
+    assert sprt_tests.counts(test) == (1, 1, 0, 1, 0)
+    assert test.llr == pytest.approx(sprt_tests.result(test).llr)
+    assert test.status == "running"
+
+
+def test_pairings_of_other_bots_count_nothing(engine, versions):
+    ladder, first, second = versions
+    with session(engine) as db:
+        house = db.exec(select(Bot.id).where(Bot.ladder_id == ladder.id, Bot.name == "random")).one()
+    _record(engine, ladder, second, house, [1.0, 1.0])
+    _record(engine, ladder, first, house, [0.0, 0.0])
+    assert sprt_tests.counts(_test(engine, second)) == (0, 0, 0, 0, 0)
+
+
+def test_a_re_recorded_pairing_counts_nothing_twice(engine, versions):
+    ladder, first, second = versions
+    pairing_id = _record(engine, ladder, second, first, [1.0, 0.5])
+    with session(engine) as db:
+        pairing = db.get(Pairing, pairing_id)
+        games = [_game(0, second, first, 1.0), _game(1, first, second, 0.5)]
+        assert not record_pairing(db, pairing=pairing, games=games)  # marked done already
+        db.exec(update(Pairing).where(col(Pairing.id) == pairing_id).values(status="running"))
+        db.commit()
+        assert not record_pairing(db, pairing=pairing, games=games)  # the unique game guard
+    assert sprt_tests.counts(_test(engine, second)) == (0, 0, 0, 1, 0)
+
+
+@pytest.mark.parametrize(("new_points", "verdict"), [(1.0, "H1"), (0.0, "H0")])
+def test_a_verdict_is_frozen_and_retires_the_old_version(engine, quick_versions, new_points, verdict):
+    ladder, first, second = quick_versions
+
+    def record() -> int:
+        return _record(engine, ladder, second, first, [new_points] * 2)
+
+    for _ in range(50):
+        record()
+        if _test(engine, second).status != "running":
+            break
+    test = _test(engine, second)
+    assert test.status == verdict
+    assert test.finished_at is not None
+    assert test.llr >= test.upper if verdict == "H1" else test.llr <= test.lower
+    assert (_status(engine, first), _status(engine, second)) == ("retired", "active")
+    frozen = sprt_tests.counts(test)
+    record()  # a pairing the old version still had in flight: recorded, not counted
+    assert sprt_tests.counts(_test(engine, second)) == frozen
+    assert _test(engine, second).status == verdict
+
+
+def test_concurrent_recordings_of_one_test_add_up(engine, versions):
+    ladder, first, second = versions
+    with session(engine) as db:
+        pairings = create_pairings(db, ladder=ladder, pairs=[(second, first)] * 12, redelivery_seconds=60)
+        db.commit()
+        ids = [pairing.id for pairing in pairings]
+    start = threading.Barrier(2)
+
+    def recorder(pairing_ids: list[int]) -> None:
+        for pairing_id in pairing_ids:
+            start.wait()
+            with session(engine) as db:
+                pairing = db.get(Pairing, pairing_id)
+                points = (pairing_id % 3) / 2  # the new version's points in each game
+                games = [_game(0, second, first, points), _game(1, first, second, 1.0 - points)]
+                assert record_pairing(db, pairing=pairing, games=games)
+
+    threads = [threading.Thread(target=recorder, args=(ids[half::2],)) for half in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = pentanomial_from_points([2 * (pairing_id % 3) / 2 for pairing_id in ids])
+    assert sprt_tests.counts(_test(engine, second)) == expected
