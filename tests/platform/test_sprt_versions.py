@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
@@ -13,12 +14,15 @@ from sqlmodel import Session, col, select
 from arena_bots.manifest import Manifest
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, Pairing, SprtTest
+from arena_platform.scheduling import DEFAULT_POLICY, LadderBot, LadderState, SchedulePolicy, next_pairings
+from arena_platform.scheduling import Pairing as SchedulingPairing
 from arena_platform.settings import Settings
 from arena_platform.sprt import pentanomial_from_points, wald_bounds
 from arena_platform.store import bots, sprt_tests, users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import create_pairings
 from arena_platform.store.results import PlayedGame, record_pairing
+from arena_platform.store.scheduling import schedule_round
 
 QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
 
@@ -221,3 +225,39 @@ def test_concurrent_recordings_of_one_test_add_up(engine, versions):
         thread.join()
     expected = pentanomial_from_points([2 * (pairing_id % 3) / 2 for pairing_id in ids])
     assert sprt_tests.counts(_test(engine, second)) == expected
+
+
+# ---- scheduling: a new version's first games are its test ---------------------------------------
+
+
+def test_priority_pairs_are_booked_first_up_to_the_in_flight_cap():
+    bots = (LadderBot("random", is_house=True), LadderBot("old", created=1), LadderBot("new", created=2))
+    state = LadderState(bots, played={}, in_flight={("old", "new"): 3}, ratings={})
+    policy = SchedulePolicy(max_in_flight=8)
+    rng = np.random.default_rng(0)
+    pairings = next_pairings(state, 10, rng, policy, priority=[("new", "old"), ("new", "gone")])
+    assert [(p.first, p.second, p.reason) for p in pairings[:5]] == [("new", "old", "priority")] * 5
+    assert all(p.reason != "priority" for p in pairings[5:])
+    assert all("new" not in (p.first, p.second) for p in pairings[5:])  # at its cap
+    assert (
+        next_pairings(state, 3, rng, policy, priority=[("new", "old")])
+        == [SchedulingPairing("new", "old", "priority")] * 3
+    )
+
+
+def test_a_round_books_the_running_test_first_and_then_the_ladder(engine, versions):
+    ladder, first, second = versions
+    with session(engine) as db:
+        booked = schedule_round(db, ladder_id=ladder.id, count=12, redelivery_seconds=60)
+        pairs = [(pairing.bot_a_id, pairing.bot_b_id) for pairing in booked]
+    cap = DEFAULT_POLICY.max_in_flight
+    assert pairs[:cap] == [(second, first)] * cap
+    assert all(second not in pair and first not in pair for pair in pairs[cap:])  # both at the cap
+    with session(engine) as db:  # a test that ended is no priority
+        db.exec(update(SprtTest).values(status="H0"))
+        db.exec(update(Pairing).values(status="done"))
+        db.commit()
+        booked = schedule_round(db, ladder_id=ladder.id, count=4, redelivery_seconds=60)
+        pairs = [{pairing.bot_a_id, pairing.bot_b_id} for pairing in booked]
+    assert len(pairs) == 4
+    assert all(pair & {first, second} and not pair >= {first, second} for pair in pairs)  # introductions
