@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
@@ -17,7 +18,7 @@ from arena_platform.models import Bot, Ladder, Pairing, SprtTest
 from arena_platform.scheduling import DEFAULT_POLICY, LadderBot, LadderState, SchedulePolicy, next_pairings
 from arena_platform.scheduling import Pairing as SchedulingPairing
 from arena_platform.settings import Settings
-from arena_platform.sprt import pentanomial_from_points, wald_bounds
+from arena_platform.sprt import pentanomial_from_points, sprt, wald_bounds
 from arena_platform.store import bots, sprt_tests, users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import create_pairings
@@ -27,7 +28,7 @@ from arena_platform.store.scheduling import schedule_round
 QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
 
 
-def _upload(db: Session, ladder: Ladder, owner_id: int, name: str, sprt=QUICK) -> Bot:
+def _upload(db: Session, ladder: Ladder, owner_id: int, name: str, parameters=QUICK) -> Bot:
     manifest = Manifest(game="bobail", game_version=1, name=name, player="greedy")
     return bots.create_network_bot(
         db,
@@ -36,17 +37,17 @@ def _upload(db: Session, ladder: Ladder, owner_id: int, name: str, sprt=QUICK) -
         manifest=manifest,
         report={},
         model_sha256="a" * 64,
-        sprt=sprt,
+        sprt=parameters,
     )
 
 
-def _versions(engine: Engine, sprt: sprt_tests.SprtParameters) -> tuple[Ladder, int, int]:
+def _versions(engine: Engine, parameters: sprt_tests.SprtParameters) -> tuple[Ladder, int, int]:
     """A ladder with alpha v1 and alpha v2 (under test against v1): (ladder, v1 id, v2 id)."""
     with session(engine) as db:
         ladder = ensure_ladder(db, game="bobail", simulations=4, seed=3)
         alice, _ = users.create_user(db, name="alice")
-        first = _upload(db, ladder, alice.id, "alpha", sprt)
-        second = _upload(db, ladder, alice.id, "alpha", sprt)
+        first = _upload(db, ladder, alice.id, "alpha", parameters)
+        second = _upload(db, ladder, alice.id, "alpha", parameters)
         db.commit()
         return ladder, first.id, second.id
 
@@ -118,7 +119,7 @@ def test_the_settings_give_a_test_its_parameters(engine):
         alice, _ = users.create_user(db, name="alice")
         _upload(db, ladder, alice.id, "alpha")
         parameters = sprt_tests.SprtParameters.from_settings(settings)
-        second = _upload(db, ladder, alice.id, "alpha", sprt=parameters)
+        second = _upload(db, ladder, alice.id, "alpha", parameters)
         db.commit()
         test = sprt_tests.find_test(db, new_bot_id=second.id)
         assert (test.elo0, test.elo1, test.alpha, test.beta) == (1.0, 9.0, 0.1, 0.05)
@@ -261,3 +262,54 @@ def test_a_round_books_the_running_test_first_and_then_the_ladder(engine, versio
         pairs = [{pairing.bot_a_id, pairing.bot_b_id} for pairing in booked]
     assert len(pairs) == 4
     assert all(pair & {first, second} and not pair >= {first, second} for pair in pairs)  # introductions
+
+
+# ---- the API ------------------------------------------------------------------------------------
+
+
+def test_an_uploaded_version_s_test_is_served_with_the_settings_parameters(
+    make_app, new_user, onnx_bot, engine
+):
+    token = {"Authorization": f"Bearer {new_user('alice')}"}
+    app = make_app(sprt_elo0=0.0, sprt_elo1=400.0, sprt_alpha=0.2, sprt_beta=0.2)
+    with TestClient(app) as client:
+
+        def upload(seed: int) -> dict:
+            files = {"model": ("bot.onnx", onnx_bot(seed=seed))}
+            form = {"game": "bobail", "name": "alpha", "player": "greedy"}
+            response = client.post("/api/v1/bots", files=files, data=form, headers=token)
+            assert response.status_code == 201, response.text
+            return response.json()
+
+        first, second = upload(0), upload(1)
+        assert client.get(f"/api/v1/bots/{first['id']}").json()["status"] == "active"
+        served = client.get(f"/api/v1/bots/{second['id']}/sprt")
+        assert served.status_code == 200, served.text
+        test = served.json()
+        assert test["new_bot"] == {"id": second["id"], "name": "alpha", "version": 2}
+        assert test["old_bot"] == {"id": first["id"], "name": "alpha", "version": 1}
+        assert (test["status"], test["verdict"], test["pairs"], test["pentanomial"]) == (
+            "running", "continue", 0, [0, 0, 0, 0, 0]
+        )  # fmt: skip
+        assert (test["elo0"], test["elo1"], test["alpha"], test["beta"]) == (0.0, 400.0, 0.2, 0.2)
+        assert (test["lower_bound"], test["upper_bound"]) == pytest.approx(wald_bounds(0.2, 0.2))
+        assert (test["elo"], test["elo_low"], test["elo_high"], test["finished_at"]) == (
+            None,
+            None,
+            None,
+            None,
+        )
+
+        ladder = Ladder(id=second["ladder_id"], seed=0)
+        _record(engine, ladder, second["id"], first["id"], [1.0, 0.5])
+        test = client.get(f"/api/v1/bots/{second['id']}/sprt").json()
+        assert (test["pentanomial"], test["pairs"]) == ([0, 0, 0, 1, 0], 1)
+        assert test["elo_low"] < test["elo"] < test["elo_high"]
+        assert test["llr"] == pytest.approx(sprt(
+            (0, 0, 0, 1, 0), elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2
+        ).llr)  # fmt: skip
+
+        none = client.get(f"/api/v1/bots/{first['id']}/sprt")
+        assert (none.status_code, none.json()["code"]) == (404, "no_sprt")
+        unknown = client.get("/api/v1/bots/999999/sprt")
+        assert (unknown.status_code, unknown.json()["code"]) == (404, "not_found")

@@ -39,6 +39,7 @@ from arena_platform.store.reads import (
     GameSummary,
     OpponentResult,
     RatingPoint,
+    SprtView,
 )
 from arena_platform.store.sprt_tests import SprtParameters
 
@@ -180,6 +181,22 @@ def bot_opponents(bot_id: BotId, session: SessionDep) -> list[OpponentResult]:
 def bot_history(bot_id: BotId, session: SessionDep) -> list[RatingPoint]:
     _existing(session, bot_id)
     return reads.rating_history(session, bot_id=bot_id)
+
+
+@router.get(
+    "/{bot_id}/sprt",
+    summary="The SPRT of a new version against its previous version",
+    responses=documented(404),
+)
+def bot_sprt(bot_id: BotId, session: SessionDep) -> SprtView:
+    """The pentanomial SPRT where this bot is the new version: LLR with its bounds, the pair counts,
+    the verdict (H1: better, H0: not better) and the Elo difference with its 95% interval. 404 with
+    code `no_sprt` for a bot that has no test (a first version, a house bot)."""
+    _existing(session, bot_id)
+    test = reads.sprt_test(session, bot_id=bot_id)
+    if test is None:
+        raise ApiError(404, "no_sprt", f"bot {bot_id} has no SPRT: only a new version of a bot has one")
+    return test
 
 
 def _game(name: str) -> Game:
