@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, User
-from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView
+from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView, sprt_test
 from arena_platform.store.sprt_tests import (
     DEFAULT_PARAMETERS,
     RETIRED,
@@ -110,7 +110,8 @@ def list_bots(
 
 
 def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
-    """The bot with its manifest, validation report and current rating; None when unknown."""
+    """The bot with its manifest, validation report, current rating and SPRT (where it is a new
+    version); None when unknown."""
     row = session.exec(
         _bot_query()
         .add_columns(Rating)
@@ -125,6 +126,7 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
         manifest=bot.manifest,
         report=bot.report,
         rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
+        sprt=sprt_test(session, bot_id=bot_id),
     )
 
 

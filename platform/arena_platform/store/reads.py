@@ -78,10 +78,43 @@ class BotSummary(BaseModel):
     created_at: UtcDatetime
 
 
+class SprtView(BaseModel):
+    """A new version's SPRT against its previous version (arena_platform.sprt.SprtResult's fields).
+
+    `status` is the stored state: "running", the frozen verdict "H1" (better) or "H0" (not better),
+    or "stopped" (a newer upload replaced the old version first). `verdict` is the statistic's
+    reading of the counts ("continue" while undecided). LLR and bounds in nats; elo0, elo1 and nelo
+    in the model's unit; elo, elo_low and elo_high (95% interval) in logistic Elo, None before the
+    first pair. `pentanomial`: pairs scoring 0, 0.5, 1, 1.5, 2 points for the new version.
+    """
+
+    new_bot: BotRef
+    old_bot: BotRef
+    status: Literal["running", "H1", "H0", "stopped"]
+    started_at: UtcDatetime
+    finished_at: UtcDatetime | None
+    llr: float
+    lower_bound: float
+    upper_bound: float
+    verdict: Verdict
+    pentanomial: list[int]
+    pairs: int
+    elo0: float
+    elo1: float
+    alpha: float
+    beta: float
+    model: Model
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+    nelo: float | None
+
+
 class BotDetail(BotSummary):
     manifest: dict[str, Any]
     report: dict[str, Any]  # the validation report of the upload ({} for house bots)
     rating: RatingView | None
+    sprt: SprtView | None = None  # the test where this bot is the new version, if any
 
 
 class LeaderboardEntry(BaseModel):
@@ -272,38 +305,6 @@ def rating_history(session: Session, *, bot_id: int) -> list[RatingPoint]:
         .order_by(RatingHistory.recorded_at, RatingHistory.id)
     )
     return [RatingPoint.model_validate(row, from_attributes=True) for row in rows]
-
-
-class SprtView(BaseModel):
-    """A new version's SPRT against its previous version (arena_platform.sprt.SprtResult's fields).
-
-    `status` is the stored state: "running", the frozen verdict "H1" (better) or "H0" (not better),
-    or "stopped" (a newer upload replaced the old version first). `verdict` is the statistic's
-    reading of the counts ("continue" while undecided). LLR and bounds in nats; elo0, elo1 and nelo
-    in the model's unit; elo, elo_low and elo_high (95% interval) in logistic Elo, None before the
-    first pair. `pentanomial`: pairs scoring 0, 0.5, 1, 1.5, 2 points for the new version.
-    """
-
-    new_bot: BotRef
-    old_bot: BotRef
-    status: Literal["running", "H1", "H0", "stopped"]
-    started_at: UtcDatetime
-    finished_at: UtcDatetime | None
-    llr: float
-    lower_bound: float
-    upper_bound: float
-    verdict: Verdict
-    pentanomial: list[int]
-    pairs: int
-    elo0: float
-    elo1: float
-    alpha: float
-    beta: float
-    model: Model
-    elo: float | None
-    elo_low: float | None
-    elo_high: float | None
-    nelo: float | None
 
 
 def sprt_test(session: Session, *, bot_id: int) -> SprtView | None:
