@@ -309,6 +309,9 @@ def test_an_uploaded_version_s_test_is_served_with_the_settings_parameters(
             (0, 0, 0, 1, 0), elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2
         ).llr)  # fmt: skip
 
+        detail = client.get(f"/api/v1/bots/{second['id']}").json()
+        assert detail["sprt"] == test  # the bot's detail carries its test
+        assert client.get(f"/api/v1/bots/{first['id']}").json()["sprt"] is None
         none = client.get(f"/api/v1/bots/{first['id']}/sprt")
         assert (none.status_code, none.json()["code"]) == (404, "no_sprt")
         unknown = client.get("/api/v1/bots/999999/sprt")
