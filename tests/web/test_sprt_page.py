@@ -64,6 +64,10 @@ def test_a_new_version_shows_its_test_live_until_the_verdict(page, site, screens
         new_id = newer.id
     _record_pair(site, new_id, site.alpha, (1.0, 0.5))
 
+    page.goto(f"{site.url}/bots/{site.alpha}")  # the old version plays on while the test runs
+    expect(page.locator(".notice.successor")).to_contain_text("is being tested against this one")
+    expect(page.locator("#sprt-panel")).to_be_hidden()  # a first version has no test of its own
+
     page.goto(f"{site.url}/bots/{new_id}")
     panel = page.locator("#sprt-panel")
     expect(panel).to_be_visible()
@@ -82,6 +86,6 @@ def test_a_new_version_shows_its_test_live_until_the_verdict(page, site, screens
     expect(page.locator("#sprt-updated")).to_have_text("")
     screenshot(page, "bot-sprt-verdict")
 
-    page.goto(f"{site.url}/bots/{site.alpha}")  # the first version: no test, retired now
+    page.goto(f"{site.url}/bots/{site.alpha}")  # the verdict retired the old version
     expect(page.locator("h1 .badge.retired")).to_have_text("retired")
-    expect(page.locator("#sprt-panel")).to_be_hidden()
+    expect(page.locator(".notice.successor")).to_contain_text("This version is retired")
