@@ -84,7 +84,7 @@ const VERDICTS = {
   running: "running",
   H1: "better (H1 accepted)",
   H0: "not better (H0 accepted)",
-  stopped: "stopped: a newer upload replaced the old version first",
+  stopped: "stopped: a version was retired before the verdict",
 };
 
 /** The LLR as a marker on a bar from the lower bound (H0) to the upper bound (H1). */

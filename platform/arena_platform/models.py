@@ -219,8 +219,8 @@ class SprtTest(SQLModel, table=True):
     the test ends. The counts are pairs by the new version's points (0, 0.5, 1, 1.5, 2), added in the
     transaction that records each pairing between the two (store.results.record_pairing). The
     hypotheses and error rates are the settings' at creation, frozen here. Status: "running", then
-    a frozen verdict "H1" (better) or "H0" (not better), or "stopped" when a newer upload replaced
-    the test's old version before a verdict.
+    a frozen verdict "H1" (better) or "H0" (not better), or "stopped" when either version was
+    retired before a verdict (by its owner, or by a newer upload).
     """
 
     id: int | None = Field(default=None, primary_key=True)

@@ -316,3 +316,17 @@ def test_an_uploaded_version_s_test_is_served_with_the_settings_parameters(
         assert (none.status_code, none.json()["code"]) == (404, "no_sprt")
         unknown = client.get("/api/v1/bots/999999/sprt")
         assert (unknown.status_code, unknown.json()["code"]) == (404, "not_found")
+
+
+@pytest.mark.parametrize("retired", ["old", "new"])
+def test_retiring_either_version_stops_the_test_and_leaves_the_other_playing(engine, versions, retired):
+    _, first, second = versions
+    gone, other = (first, second) if retired == "old" else (second, first)
+    with session(engine) as db:
+        bot = db.get(Bot, gone)
+        bots.retire_bot(db, bot=bot, user_id=bot.owner_id)
+        db.commit()
+    test = _test(engine, second)
+    assert test.status == "stopped"
+    assert test.finished_at is not None
+    assert (_status(engine, gone), _status(engine, other)) == ("retired", "active")

@@ -65,7 +65,7 @@ def create_network_bot(
     for version in older:
         version.status = RETIRED
         session.add(version)
-    stop_tests_of(session, old_bot_ids=[version.id for version in older])
+    stop_tests_of(session, bot_ids=[version.id for version in older])
     bot = Bot(
         ladder_id=ladder_id,
         owner_id=owner_id,
@@ -139,11 +139,13 @@ def newest_version(session: Session, *, ladder_id: int, name: str) -> BotRef | N
 
 
 def retire_bot(session: Session, *, bot: Bot, user_id: int) -> Bot:
-    """Retire `bot` (it plays no more pairings); idempotent. Raises NotOwner. The caller commits."""
+    """Retire `bot` (it plays no more pairings; a running SPRT of it stops without a verdict, and
+    the other version stays as it is); idempotent. Raises NotOwner. The caller commits."""
     if bot.owner_id is None or bot.owner_id != user_id:
         raise NotOwner(f"bot {bot.id} belongs to someone else")
     bot.status = RETIRED
     session.add(bot)
+    stop_tests_of(session, bot_ids=[bot.id])
     session.flush()
     return bot
 

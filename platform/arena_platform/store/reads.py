@@ -82,7 +82,7 @@ class SprtView(BaseModel):
     """A new version's SPRT against its previous version (arena_platform.sprt.SprtResult's fields).
 
     `status` is the stored state: "running", the frozen verdict "H1" (better) or "H0" (not better),
-    or "stopped" (a newer upload replaced the old version first). `verdict` is the statistic's
+    or "stopped" (a version was retired first, by its owner or a newer upload). `verdict` is the statistic's
     reading of the counts ("continue" while undecided). LLR and bounds in nats; elo0, elo1 and nelo
     in the model's unit; elo, elo_low and elo_high (95% interval) in logistic Elo, None before the
     first pair. `pentanomial`: pairs scoring 0, 0.5, 1, 1.5, 2 points for the new version.

@@ -66,11 +66,14 @@ def start_test(session: Session, *, new_bot: Bot, old_bot: Bot, parameters: Sprt
     return test
 
 
-def stop_tests_of(session: Session, *, old_bot_ids: Sequence[int]) -> None:
-    """Ends without a verdict the running tests whose old version is one of `old_bot_ids` (retired
-    by a newer upload). Flushes."""
+def stop_tests_of(session: Session, *, bot_ids: Sequence[int]) -> None:
+    """Ends without a verdict the running tests of the bots `bot_ids` (as either version): they
+    were retired, by their owner or by a newer upload. Flushes."""
     tests = session.exec(
-        select(SprtTest).where(col(SprtTest.status) == RUNNING, col(SprtTest.old_bot_id).in_(old_bot_ids))
+        select(SprtTest).where(
+            col(SprtTest.status) == RUNNING,
+            or_(col(SprtTest.old_bot_id).in_(bot_ids), col(SprtTest.new_bot_id).in_(bot_ids)),
+        )
     )
     for test in tests:
         test.status, test.finished_at = STOPPED, utc_now()
