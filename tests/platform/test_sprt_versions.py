@@ -330,3 +330,31 @@ def test_retiring_either_version_stops_the_test_and_leaves_the_other_playing(eng
     assert test.status == "stopped"
     assert test.finished_at is not None
     assert (_status(engine, gone), _status(engine, other)) == ("retired", "active")
+
+
+def test_a_recording_waits_for_an_open_recording_of_the_same_test(engine, versions):
+    """The test row is locked while a recording adds to it: a second recording reads the counts
+    after the first commits, so no pair is lost. (On SQLite the pairing's done mark, written
+    first, already serializes recordings.)"""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one writer at a time")
+    ladder, first, second = versions
+    with session(engine) as db:
+        (pairing,) = create_pairings(db, ladder=ladder, pairs=[(second, first)], redelivery_seconds=60)
+        db.commit()
+        other_id = pairing.id
+    wins = [_game(0, second, first, 1.0), _game(1, first, second, 0.0)]  # a pair of 2 for the new
+    with session(engine) as held:
+        assert sprt_tests.add_pairing(held, bot_a_id=second, bot_b_id=first, games=wins) is not None
+        held.flush()  # the first recording holds the test row, not yet committed
+
+        def record_other() -> None:
+            with session(engine) as db:
+                assert record_pairing(db, pairing=db.get(Pairing, other_id), games=wins)
+
+        other = threading.Thread(target=record_other)
+        other.start()
+        other.join(timeout=0.5)  # it waits for the row (or, had it read already, it would lose a pair)
+        held.commit()
+        other.join()
+    assert sprt_tests.counts(_test(engine, second)) == (0, 0, 0, 0, 2)
