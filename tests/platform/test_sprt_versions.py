@@ -138,13 +138,20 @@ def test_a_third_version_retires_the_first_and_stops_its_test(engine, versions):
     assert (_test(engine, third_id).old_bot_id, _test(engine, third_id).status) == (second, "running")
 
 
-def test_a_retired_previous_version_gets_no_test(engine, versions):
+def test_a_new_version_is_tested_against_the_newest_active_one(engine, versions):
     ladder, first, second = versions
     with session(engine) as db:
-        db.exec(update(Bot).where(col(Bot.id) == second).values(status="retired"))
-        third = _upload(db, ladder, db.get(Bot, first).owner_id, "alpha")
+        owner = db.get(Bot, first).owner_id
+        bots.retire_bot(db, bot=db.get(Bot, second), user_id=owner)  # its owner keeps v1 playing
+        third = _upload(db, ladder, owner, "alpha")
         db.commit()
-        assert sprt_tests.find_test(db, new_bot_id=third.id) is None
+        assert third.version == 3
+        assert sprt_tests.find_test(db, new_bot_id=third.id).old_bot_id == first
+        bots.retire_bot(db, bot=db.get(Bot, first), user_id=owner)
+        bots.retire_bot(db, bot=third, user_id=owner)
+        fourth = _upload(db, ladder, owner, "alpha")  # no active version: nothing to test against
+        db.commit()
+        assert (fourth.version, sprt_tests.find_test(db, new_bot_id=fourth.id)) == (4, None)
 
 
 def test_each_seat_swapped_pair_adds_the_new_versions_points(engine, versions):

@@ -1,11 +1,11 @@
 """Bots: uploaded network bots and their versions, listing and retirement.
 
 A bot's name is unique on its ladder and belongs to whoever uploaded it first (house bots belong to
-nobody, so their names are never free). Uploading the same name again makes a new version. When the
-previous version is active, it stays active and the new version starts an SPRT against it
-(store.sprt_tests): the previous version retires when the test reaches its verdict. Versions older
-than the previous one retire at once (a running test against one of them stops without a verdict).
-So a ladder holds at most two active versions per name, and two only while a test runs.
+nobody, so their names are never free). Uploading the same name again makes a new version. The
+newest active version before it (the previous one) stays active and the new version starts an SPRT
+against it (store.sprt_tests): the previous version retires when the test reaches its verdict.
+Other active versions retire at once (a running test of one of them stops without a verdict). So
+a ladder holds at most two active versions per name, and two only while a test runs.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def create_network_bot(
     """Record an accepted upload as the newest version of `manifest.name` on the ladder.
 
     `report` is the JSON-safe validation report; `model_sha256` the blob key of the (sanitized)
-    model. When the previous version is active, a test with `sprt`'s parameters starts against it
-    and it stays active; older versions are retired (see the module's docstring). Raises NameTaken.
+    model. A test with `sprt`'s parameters starts against the newest active version, which stays
+    active; other active versions are retired (see the module's docstring). Raises NameTaken.
     Flushes; the caller commits (two uploads racing for one version fail the unique (ladder, name,
     version) guard).
     """
@@ -61,7 +61,8 @@ def create_network_bot(
     )
     if any(bot.owner_id != owner_id for bot in versions):
         raise NameTaken(f"the bot name {manifest.name!r} is taken on this ladder by someone else")
-    previous, older = (versions[0], versions[1:]) if versions else (None, [])
+    active = [version for version in versions if version.status == "active"]
+    previous, older = (active[0], active[1:]) if active else (None, [])
     for version in older:
         version.status = RETIRED
         session.add(version)
@@ -70,7 +71,7 @@ def create_network_bot(
         ladder_id=ladder_id,
         owner_id=owner_id,
         name=manifest.name,
-        version=previous.version + 1 if previous else 1,
+        version=versions[0].version + 1 if versions else 1,
         kind="network",
         player=manifest.player,
         model_sha256=model_sha256,
@@ -79,7 +80,7 @@ def create_network_bot(
     )
     session.add(bot)
     session.flush()
-    if previous is not None and previous.status == "active":
+    if previous is not None:
         start_test(session, new_bot=bot, old_bot=previous, parameters=sprt)
     return bot
 
