@@ -1,4 +1,4 @@
-"""/bots: upload (validate, store, schedule), list, describe, retire, and a bot's games and record."""
+"""/bots: upload (validate, store, schedule), list, describe, retire, and a bot's games, record and SPRT."""
 
 from __future__ import annotations
 
@@ -95,7 +95,9 @@ async def upload_bot(
 ) -> BotDetail:
     """Validate the model in the sandbox; when it passes, store it, enter it on its game's ladder
     and schedule its games. The manifest fields given here override the file's `arena.*` metadata;
-    `game` (at its current version) fills in only where the file names no game."""
+    `game` (at its current version) fills in only where the file names no game. A name you already
+    use makes its next version, which first plays an SPRT against the previous one (that one keeps
+    playing until the verdict; see `GET /bots/{id}/sprt`)."""
     played = _game(game)
     model_bytes = await model.read()
     given = {
