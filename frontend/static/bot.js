@@ -1,7 +1,8 @@
 // A bot's page: its rating history (the estimate after each refit inside its 95% band), its
-// record against each opponent, and its recent games.
+// record against each opponent, its recent games, and for a new version its SPRT against the
+// previous one, refreshed while it runs.
 
-import { h, svg, pageData, botLink, percent } from "./dom.js";
+import { h, svg, pageData, botLink, percent, signed, getJson, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 import { gamesTable } from "./gametable.js";
 
@@ -74,3 +75,93 @@ function opponentsTable(opponents) {
 drawHistory(document.getElementById("history"), data.history, data.games.length > 0);
 document.getElementById("opponents").replaceChildren(opponentsTable(data.opponents));
 document.getElementById("games").replaceChildren(gamesTable(data.games, { botId: data.bot.id }));
+
+// ---- the SPRT of a new version against its previous one (GET /api/v1/bots/{id}/sprt) ----------
+
+const SPRT_POLL_MS = 5000; // while the test runs
+const PAIR_SCORES = ["0", "½", "1", "1½", "2"]; // the new version's points in a pair, per count
+const VERDICTS = {
+  running: "running",
+  H1: "better (H1 accepted)",
+  H0: "not better (H0 accepted)",
+  stopped: "stopped: a version was retired before the verdict",
+};
+
+/** The LLR as a marker on a bar from the lower bound (H0) to the upper bound (H1). */
+function llrBar(test) {
+  const span = test.upper_bound - test.lower_bound;
+  const at = (value) => percent(Math.min(Math.max((value - test.lower_bound) / span, 0), 1), 2);
+  const marker = h("span", { class: "llr-marker" });
+  marker.style.left = at(test.llr);
+  const zero = h("span", { class: "llr-zero" });
+  zero.style.left = at(0);
+  return h(
+    "div",
+    { class: "llr" },
+    h("span", { class: "llr-bound" }, `H0 ${test.lower_bound.toFixed(2)}`),
+    h("span", { class: "llr-bar", role: "img", "aria-label": `LLR ${test.llr.toFixed(2)} between ${test.lower_bound.toFixed(2)} and ${test.upper_bound.toFixed(2)}`, "data-llr": test.llr }, zero, marker),
+    h("span", { class: "llr-bound" }, `H1 ${test.upper_bound.toFixed(2)}`),
+  );
+}
+
+function eloText(test) {
+  if (test.elo === null) return "no pairs yet";
+  return `${signed(test.elo, 1)} Elo (95%: ${signed(test.elo_low, 1)} to ${signed(test.elo_high, 1)})`;
+}
+
+function sprtView(test) {
+  const unit = test.model === "normalized" ? "nElo" : "Elo";
+  return h(
+    "div",
+    { class: "sprt-body", "data-status": test.status },
+    h(
+      "p",
+      {},
+      botLink(test.new_bot), " against ", botLink(test.old_bot), ": ",
+      h("strong", { class: `verdict verdict-${test.status}` }, VERDICTS[test.status] ?? test.status),
+    ),
+    h(
+      "section",
+      { class: "facts", "aria-label": "SPRT" },
+      h("div", { class: "fact" }, h("span", { class: "label" }, "LLR"), h("span", { class: "value llr-value" }, test.llr.toFixed(2)), llrBar(test)),
+      h("div", { class: "fact" }, h("span", { class: "label" }, "Elo difference"), h("span", { class: "value elo-value" }, test.elo === null ? "–" : signed(test.elo, 1)), h("span", { class: "note" }, eloText(test))),
+      h("div", { class: "fact" }, h("span", { class: "label" }, "Pairs"), h("span", { class: "value" }, test.pairs), h("span", { class: "note" }, `H0: ${test.elo0} ${unit}, H1: ${test.elo1} ${unit}, α ${test.alpha}, β ${test.beta}`)),
+    ),
+    h(
+      "table",
+      { class: "data pentanomial" },
+      h("caption", {}, "Pairs by the new version's points (seat-swapped games from one opening)"),
+      h("thead", {}, h("tr", {}, PAIR_SCORES.map((score) => h("th", { scope: "col", class: "num" }, score)))),
+      h("tbody", {}, h("tr", {}, test.pentanomial.map((count) => h("td", { class: "num" }, count)))),
+    ),
+  );
+}
+
+function drawSprt(test) {
+  document.getElementById("sprt").replaceChildren(sprtView(test));
+  document.getElementById("sprt-panel").hidden = false;
+}
+
+/** Refreshes the running test every SPRT_POLL_MS until its verdict (not while the tab is hidden). */
+async function pollSprt() {
+  const status = document.getElementById("sprt-updated");
+  let running = true;
+  if (!document.hidden) {
+    try {
+      const test = await getJson(`/api/v1/bots/${data.bot.id}/sprt`);
+      drawSprt(test);
+      running = test.status === "running";
+      status.textContent = running ? `live: updated ${new Date().toLocaleTimeString()}` : "";
+    } catch (error) {
+      if (!(error instanceof ReadableError)) console.error(error); // a bug of this page
+      const reason = error instanceof ReadableError ? error.message : "this page failed to draw the test";
+      status.textContent = `live updates paused (${reason}); retrying`;
+    }
+  }
+  if (running) setTimeout(pollSprt, SPRT_POLL_MS);
+}
+
+if (data.bot.sprt) {
+  drawSprt(data.bot.sprt);
+  if (data.bot.sprt.status === "running") setTimeout(pollSprt, SPRT_POLL_MS);
+}

@@ -210,3 +210,36 @@ class LadderProgress(SQLModel, table=True):
 
     ladder_id: int = Field(foreign_key="ladder.id", primary_key=True)
     done: int = 0
+
+
+class SprtTest(SQLModel, table=True):
+    """A new version's pentanomial SPRT against the previous version of its name (arena_platform.sprt).
+
+    Made with the new version (store.bots.create_network_bot); the old version keeps playing until
+    the test ends. The counts are pairs by the new version's points (0, 0.5, 1, 1.5, 2), added in the
+    transaction that records each pairing between the two (store.results.record_pairing). The
+    hypotheses and error rates are the settings' at creation, frozen here. Status: "running", then
+    a frozen verdict "H1" (better) or "H0" (not better), or "stopped" when either version was
+    retired before a verdict (by its owner, or by a newer upload).
+    """
+
+    id: int | None = Field(default=None, primary_key=True)
+    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    new_bot_id: int = Field(foreign_key="bot.id", unique=True)  # one test per new version
+    old_bot_id: int = Field(foreign_key="bot.id", index=True)
+    pairs_0: int = 0  # pairs where the new version scored 0 points
+    pairs_05: int = 0  # 0.5
+    pairs_1: int = 0  # 1
+    pairs_15: int = 0  # 1.5
+    pairs_2: int = 0  # 2
+    llr: float = 0.0  # nats
+    lower: float  # nats: H0 at or below
+    upper: float  # nats: H1 at or above
+    elo0: float  # in the model's unit (nElo for "normalized")
+    elo1: float
+    alpha: float
+    beta: float
+    model: str = Field(max_length=16)  # normalized | logistic
+    status: str = Field(default="running", max_length=16, index=True)  # running | H1 | H0 | stopped
+    started_at: datetime = _created()
+    finished_at: datetime | None = _time(nullable=True)

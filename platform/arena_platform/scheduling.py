@@ -1,6 +1,6 @@
 """Who plays whom next on a ladder: a pure function over plain data (ARCHITECTURE §4, §5).
 
-Contract of `next_pairings(state, count, rng, policy)`:
+Contract of `next_pairings(state, count, rng, policy, priority)`:
 - A pairing is the unit of play: two games from one opening with seats swapped. The returned list
   holds at most `count` pairings in booking order; fewer when the in-flight cap (or a ladder of
   fewer than two bots) leaves nothing admissible. The caller records them as in flight.
@@ -9,6 +9,8 @@ Contract of `next_pairings(state, count, rng, policy)`:
   only randomness is `rng`, so the same state and generator state give the same pairings.
 
 The order of play:
+0. Priority pairs (a new version against the previous one while their SPRT runs): each pair in the
+   order given, as many pairings as both bots' in-flight room allows, before anything else.
 1. Introduction. House bots count as older than every other bot; otherwise bots are ordered by
    creation, then name. A bot's introduction is its debt to every older bot: `house_pairings`
    pairings with each house bot, then one with every other bot (a round robin). While a bot owes a
@@ -43,7 +45,7 @@ from arena_platform.ratings import ELO_PER_LOGIT, Z_95
 
 UNRATED_SD = 400.0 / ELO_PER_LOGIT  # logits: the belief about a bot with no rating yet, at the anchor level
 
-Reason = Literal["introduction", "informative", "random"]
+Reason = Literal["priority", "introduction", "informative", "random"]
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,12 @@ def next_pairings(
     count: int,
     rng: np.random.Generator,
     policy: SchedulePolicy = DEFAULT_POLICY,
+    priority: Sequence[tuple[str, str]] = (),
 ) -> list[Pairing]:
-    """Up to `count` pairings to play next (see the module's contract)."""
+    """Up to `count` pairings to play next (see the module's contract). `priority` holds pairs of
+    bots (first, second) to book first; pairs naming an inactive bot are skipped."""
     plan = _Plan(state, policy)
-    pairings: list[Pairing] = []
+    pairings = plan.prioritized(priority, count)
     while len(pairings) < count:
         booked = plan.introduction() or plan.settled(rng, count - len(pairings))
         if not booked:
@@ -148,6 +152,21 @@ class _Plan:
         either_house = self.is_house[:, None] | self.is_house[None, :]
         self.required = np.tril(np.where(either_house, policy.house_pairings, 1), k=-1)  # [newer, older]
         self.mean, self.variance = _beliefs(self.names, state.ratings)
+
+    def prioritized(self, pairs: Sequence[tuple[str, str]], most: int) -> list[Pairing]:
+        """Pairings of `pairs` in order, each as many as both bots' in-flight room allows, at most
+        `most` in all."""
+        index = {name: k for k, name in enumerate(self.names)}
+        booked: list[Pairing] = []
+        for first, second in pairs:
+            if first not in index or second not in index or first == second:
+                continue
+            x, y = index[first], index[second]
+            room = self._room()
+            number = int(min(room[x], room[y], most - len(booked)))
+            if number > 0:
+                booked.extend(self._book(x, y, "priority", number))
+        return booked
 
     def introduction(self) -> list[Pairing]:
         """The next introduction pairing (a list of one), or none when none is admissible now."""

@@ -147,7 +147,7 @@ def test_the_ready_rows_follow_new_games_refits_retirements_and_uploads(engine: 
         bots.retire_bot(db, bot=alpha, user_id=alpha.owner_id)
         db.commit()
     assert_ready_rows_agree(engine, seeded.ladder_id)
-    with session(engine) as db:  # a new version of beta: beta 1 retired, beta 2 unrated, last
+    with session(engine) as db:  # a new version of beta: beta 1 under test, beta 2 unrated, last
         beta = bots.get_bot(db, bot_id=seeded.beta)
         manifest = Manifest(game="bobail", game_version=1, name="beta", player="greedy")
         bots.create_network_bot(

@@ -1,8 +1,11 @@
 """Bots: uploaded network bots and their versions, listing and retirement.
 
 A bot's name is unique on its ladder and belongs to whoever uploaded it first (house bots belong to
-nobody, so their names are never free). Uploading the same name again makes a new version and
-retires the older ones: a ladder holds one active version per name.
+nobody, so their names are never free). Uploading the same name again makes a new version. The
+newest active version before it (the previous one) stays active and the new version starts an SPRT
+against it (store.sprt_tests): the previous version retires when the test reaches its verdict.
+Other active versions retire at once (a running test of one of them stops without a verdict). So
+a ladder holds at most two active versions per name, and two only while a test runs.
 """
 
 from __future__ import annotations
@@ -13,9 +16,14 @@ from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, User
-from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView
-
-RETIRED = "retired"
+from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView, sprt_test
+from arena_platform.store.sprt_tests import (
+    DEFAULT_PARAMETERS,
+    RETIRED,
+    SprtParameters,
+    start_test,
+    stop_tests_of,
+)
 
 
 class NameTaken(ValueError):
@@ -34,24 +42,36 @@ def create_network_bot(
     manifest: Manifest,
     report: dict,
     model_sha256: str,
+    sprt: SprtParameters = DEFAULT_PARAMETERS,
 ) -> Bot:
     """Record an accepted upload as the newest version of `manifest.name` on the ladder.
 
     `report` is the JSON-safe validation report; `model_sha256` the blob key of the (sanitized)
-    model. Older active versions of the name are retired. Raises NameTaken. Flushes; the caller
-    commits (two uploads racing for one version fail the unique (ladder, name, version) guard).
+    model. A test with `sprt`'s parameters starts against the newest active version, which stays
+    active; other active versions are retired (see the module's docstring). Raises NameTaken.
+    Flushes; the caller commits (two uploads racing for one version fail the unique (ladder, name,
+    version) guard).
     """
-    versions = list(session.exec(select(Bot).where(Bot.ladder_id == ladder_id, Bot.name == manifest.name)))
+    versions = list(
+        session.exec(
+            select(Bot)
+            .where(Bot.ladder_id == ladder_id, Bot.name == manifest.name)
+            .order_by(col(Bot.version).desc())
+        )
+    )
     if any(bot.owner_id != owner_id for bot in versions):
         raise NameTaken(f"the bot name {manifest.name!r} is taken on this ladder by someone else")
-    for older in versions:
-        older.status = RETIRED
-        session.add(older)
+    active = [version for version in versions if version.status == "active"]
+    previous, older = (active[0], active[1:]) if active else (None, [])
+    for version in older:
+        version.status = RETIRED
+        session.add(version)
+    stop_tests_of(session, bot_ids=[version.id for version in older])
     bot = Bot(
         ladder_id=ladder_id,
         owner_id=owner_id,
         name=manifest.name,
-        version=max((older.version for older in versions), default=0) + 1,
+        version=versions[0].version + 1 if versions else 1,
         kind="network",
         player=manifest.player,
         model_sha256=model_sha256,
@@ -60,6 +80,8 @@ def create_network_bot(
     )
     session.add(bot)
     session.flush()
+    if previous is not None:
+        start_test(session, new_bot=bot, old_bot=previous, parameters=sprt)
     return bot
 
 
@@ -89,7 +111,8 @@ def list_bots(
 
 
 def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
-    """The bot with its manifest, validation report and current rating; None when unknown."""
+    """The bot with its manifest, validation report, current rating and SPRT (where it is a new
+    version); None when unknown."""
     row = session.exec(
         _bot_query()
         .add_columns(Rating)
@@ -104,6 +127,7 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
         manifest=bot.manifest,
         report=bot.report,
         rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
+        sprt=sprt_test(session, bot_id=bot_id),
     )
 
 
@@ -116,11 +140,13 @@ def newest_version(session: Session, *, ladder_id: int, name: str) -> BotRef | N
 
 
 def retire_bot(session: Session, *, bot: Bot, user_id: int) -> Bot:
-    """Retire `bot` (it plays no more pairings); idempotent. Raises NotOwner. The caller commits."""
+    """Retire `bot` (it plays no more pairings; a running SPRT of it stops without a verdict, and
+    the other version stays as it is); idempotent. Raises NotOwner. The caller commits."""
     if bot.owner_id is None or bot.owner_id != user_id:
         raise NotOwner(f"bot {bot.id} belongs to someone else")
     bot.status = RETIRED
     session.add(bot)
+    stop_tests_of(session, bot_ids=[bot.id])
     session.flush()
     return bot
 

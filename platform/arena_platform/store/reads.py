@@ -25,9 +25,12 @@ from arena_platform.models import (
     LeaderboardRow,
     Pairing,
     RatingHistory,
+    SprtTest,
     User,
 )
+from arena_platform.sprt import Model, Verdict
 from arena_platform.store.pairings import FAILED, QUEUED, RUNNING
+from arena_platform.store.sprt_tests import result as sprt_result
 
 GameResult = Literal["win", "draw", "loss"]  # from one bot's point of view
 
@@ -75,10 +78,43 @@ class BotSummary(BaseModel):
     created_at: UtcDatetime
 
 
+class SprtView(BaseModel):
+    """A new version's SPRT against its previous version (arena_platform.sprt.SprtResult's fields).
+
+    `status` is the stored state: "running", the frozen verdict "H1" (better) or "H0" (not better),
+    or "stopped" (a version was retired first, by its owner or a newer upload). `verdict` is the statistic's
+    reading of the counts ("continue" while undecided). LLR and bounds in nats; elo0, elo1 and nelo
+    in the model's unit; elo, elo_low and elo_high (95% interval) in logistic Elo, None before the
+    first pair. `pentanomial`: pairs scoring 0, 0.5, 1, 1.5, 2 points for the new version.
+    """
+
+    new_bot: BotRef
+    old_bot: BotRef
+    status: Literal["running", "H1", "H0", "stopped"]
+    started_at: UtcDatetime
+    finished_at: UtcDatetime | None
+    llr: float
+    lower_bound: float
+    upper_bound: float
+    verdict: Verdict
+    pentanomial: list[int]
+    pairs: int
+    elo0: float
+    elo1: float
+    alpha: float
+    beta: float
+    model: Model
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+    nelo: float | None
+
+
 class BotDetail(BotSummary):
     manifest: dict[str, Any]
     report: dict[str, Any]  # the validation report of the upload ({} for house bots)
     rating: RatingView | None
+    sprt: SprtView | None = None  # the test where this bot is the new version, if any
 
 
 class LeaderboardEntry(BaseModel):
@@ -269,6 +305,28 @@ def rating_history(session: Session, *, bot_id: int) -> list[RatingPoint]:
         .order_by(RatingHistory.recorded_at, RatingHistory.id)
     )
     return [RatingPoint.model_validate(row, from_attributes=True) for row in rows]
+
+
+def sprt_test(session: Session, *, bot_id: int) -> SprtView | None:
+    """The test where `bot_id` is the new version; None when it has none."""
+    new, old = aliased(Bot), aliased(Bot)
+    row = session.exec(
+        select(SprtTest, new, old)
+        .join(new, new.id == SprtTest.new_bot_id)
+        .join(old, old.id == SprtTest.old_bot_id)
+        .where(SprtTest.new_bot_id == bot_id)
+    ).first()
+    if row is None:
+        return None
+    test, new_bot, old_bot = row
+    return SprtView(
+        new_bot=_ref(new_bot),
+        old_bot=_ref(old_bot),
+        status=test.status,
+        started_at=test.started_at,
+        finished_at=test.finished_at,
+        **sprt_result(test).to_dict(),
+    )
 
 
 def _game_query() -> Any:

@@ -1,7 +1,8 @@
 """Recording a pairing's games: exactly once, whatever the workers do (ARCHITECTURE §5).
 
-The games of a pairing, their outcomes added to the ladder's pair counts (the rating fit's input)
-and the pairing's `done` mark are written in one transaction. Two lines of defence make a
+The games of a pairing, their outcomes added to the ladder's pair counts (the rating fit's input),
+its pairs added to the running SPRT between its two bots if there is one (store.sprt_tests), and
+the pairing's `done` mark are written in one transaction. Two lines of defence make a
 re-delivered or re-run pairing count nothing twice: the conditional update that marks the pairing
 done (only one recording can win it), and the unique (pairing_id, index) constraint on games. The
 replays are written to the blob store before the transaction; they are content-addressed, so a
@@ -23,6 +24,7 @@ from sqlmodel import Session, col, select
 from arena_platform.models import GameRecord, PairCount, Pairing
 from arena_platform.ratings import count_pair_arrays
 from arena_platform.store.pairings import mark_done
+from arena_platform.store.sprt_tests import add_pairing
 
 MAX_END_REASON_CHARS = 500  # the width of GameRecord.end_reason
 PAIR_KEY = ("ladder_id", "low_bot_id", "high_bot_id")
@@ -69,6 +71,7 @@ def record_pairing(session: Session, *, pairing: Pairing, games: Sequence[Played
             for game in games
         )
         _count_pairs(session, ladder_id=pairing.ladder_id, games=games)
+        add_pairing(session, bot_a_id=pairing.bot_a_id, bot_b_id=pairing.bot_b_id, games=games)
         session.commit()
         return True
     except IntegrityError:

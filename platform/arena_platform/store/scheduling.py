@@ -20,6 +20,7 @@ from arena_platform.models import Bot, Ladder, Pairing
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.ratings import lock_ladder, rating_estimates
+from arena_platform.store.sprt_tests import running_tests
 
 IN_FLIGHT_STATUSES = (QUEUED, RUNNING)
 QUARANTINE_FAILURES = 3  # failed pairings of one pair (each after max_attempts silent workers)
@@ -27,6 +28,9 @@ QUARANTINE_FAILURES = 3  # failed pairings of one pair (each after max_attempts 
 
 def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:
     """Books up to `count` pairings chosen by `next_pairings` as queued; returns them. Commits.
+
+    The ladder's running SPRTs (new version against the previous one) are its priority pairs: a
+    new version's first games are its test, until the verdict.
 
     The ladder row stays locked while the round reads and books, so concurrent rounds of one ladder
     cannot overbook a bot. The random generator is seeded by the ladder's seed and the number of
@@ -36,7 +40,9 @@ def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_s
     state = ladder_state(session, ladder=ladder)
     booked = sum(state.played.values()) + sum(state.in_flight.values())
     rng = np.random.default_rng([ladder.seed % 2**32, booked])
-    chosen = next_pairings(state, count, rng)
+    tests = running_tests(session, ladder_id=ladder.id)
+    priority = [(str(test.new_bot_id), str(test.old_bot_id)) for test in tests]
+    chosen = next_pairings(state, count, rng, priority=priority)
     pairs = [(int(pairing.first), int(pairing.second)) for pairing in chosen]
     pairings = create_pairings(session, ladder=ladder, pairs=pairs, redelivery_seconds=redelivery_seconds)
     session.commit()

@@ -1,4 +1,4 @@
-"""/bots: upload (validate, store, schedule), list, describe, retire, and a bot's games and record."""
+"""/bots: upload (validate, store, schedule), list, describe, retire, and a bot's games, record and SPRT."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ from arena_platform.store.reads import (
     GameSummary,
     OpponentResult,
     RatingPoint,
+    SprtView,
 )
+from arena_platform.store.sprt_tests import SprtParameters
 
 _log = logging.getLogger(__name__)
 
@@ -93,7 +95,9 @@ async def upload_bot(
 ) -> BotDetail:
     """Validate the model in the sandbox; when it passes, store it, enter it on its game's ladder
     and schedule its games. The manifest fields given here override the file's `arena.*` metadata;
-    `game` (at its current version) fills in only where the file names no game."""
+    `game` (at its current version) fills in only where the file names no game. A name you already
+    use makes its next version, which first plays an SPRT against the previous one (that one keeps
+    playing until the verdict; see `GET /bots/{id}/sprt`)."""
     played = _game(game)
     model_bytes = await model.read()
     given = {
@@ -113,7 +117,7 @@ async def upload_bot(
         raise ApiError(422, report.code, report.message, extra={"report": report.to_dict()})
     model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
     bot_id, ladder_id = await run_in_threadpool(
-        _record_upload, session, user, report, model_sha256, simulations_per_move
+        _record_upload, session, user, report, model_sha256, simulations_per_move, services.settings
     )
     services.leaderboards.invalidate(ladder_id)  # the uploader sees the new bot at once
     await run_in_threadpool(_schedule, services, ladder_id)
@@ -181,6 +185,22 @@ def bot_history(bot_id: BotId, session: SessionDep) -> list[RatingPoint]:
     return reads.rating_history(session, bot_id=bot_id)
 
 
+@router.get(
+    "/{bot_id}/sprt",
+    summary="The SPRT of a new version against its previous version",
+    responses=documented(404),
+)
+def bot_sprt(bot_id: BotId, session: SessionDep) -> SprtView:
+    """The pentanomial SPRT where this bot is the new version: LLR with its bounds, the pair counts,
+    the verdict (H1: better, H0: not better) and the Elo difference with its 95% interval. 404 with
+    code `no_sprt` for a bot that has no test (a first version, a house bot)."""
+    _existing(session, bot_id)
+    test = reads.sprt_test(session, bot_id=bot_id)
+    if test is None:
+        raise ApiError(404, "no_sprt", f"bot {bot_id} has no SPRT: only a new version of a bot has one")
+    return test
+
+
 def _game(name: str) -> Game:
     try:
         return get_game(name)
@@ -206,26 +226,37 @@ def _check_upload_rate(session: Session, user: User, settings: Settings) -> None
 
 
 def _record_upload(
-    session: Session, user: User, report: ValidationReport, model_sha256: str, simulations: int
+    session: Session,
+    user: User,
+    report: ValidationReport,
+    model_sha256: str,
+    simulations: int,
+    settings: Settings,
 ) -> tuple[int, int]:
     """Record the accepted upload; (bot id, ladder id). A concurrent upload can win the race for a
     new ladder or the next version number (a unique constraint fails): one retry settles it."""
     try:
-        return _insert_bot(session, user, report, model_sha256, simulations)
+        return _insert_bot(session, user, report, model_sha256, simulations, settings)
     except IntegrityError:
         session.rollback()
     try:
-        return _insert_bot(session, user, report, model_sha256, simulations)
+        return _insert_bot(session, user, report, model_sha256, simulations, settings)
     except IntegrityError:
         session.rollback()
         raise ApiError(409, "conflict", "a simultaneous upload got in the way; upload again") from None
 
 
 def _insert_bot(
-    session: Session, user: User, report: ValidationReport, model_sha256: str, simulations: int
+    session: Session,
+    user: User,
+    report: ValidationReport,
+    model_sha256: str,
+    simulations: int,
+    settings: Settings,
 ) -> tuple[int, int]:
     """The new bot on its game's ladder at `simulations` per move (created with its house bots if
-    need be), committed."""
+    need be), committed; a new version of an active bot starts its SPRT with the settings'
+    parameters."""
     assert report.manifest is not None  # an accepted report has one
     ladder = ensure_ladder(session, game=report.manifest.game, simulations=simulations)
     try:
@@ -236,6 +267,7 @@ def _insert_bot(
             manifest=report.manifest,
             report=report.to_dict(),
             model_sha256=model_sha256,
+            sprt=SprtParameters.from_settings(settings),
         )
     except bots.NameTaken as error:
         session.rollback()

@@ -1,0 +1,82 @@
+"""A new version's SPRT end to end through the runner, on SQLite and PostgreSQL: scheduling rounds
+book the test first, the played pairings feed it, and the verdict retires the old version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlmodel import col, select
+
+from arena_bots.manifest import Manifest
+from arena_platform.blobs import BlobStore
+from arena_platform.db import session
+from arena_platform.models import Bot, Pairing
+from arena_platform.scheduling import SchedulePolicy
+from arena_platform.settings import Settings
+from arena_platform.store import bots, sprt_tests, users
+from arena_platform.store.ladders import ensure_ladder
+from arena_workers import runner
+from arena_workers.runner import WorkerContext
+
+QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
+MAX_ROUNDS = 20
+
+
+def test_a_new_version_plays_its_test_first_until_the_verdict_retires_the_old(
+    engine: Engine, tmp_path: Path, onnx_bot
+):
+    settings = Settings(data_dir=tmp_path, lease_seconds=60, heartbeat_seconds=1, max_attempts=2)
+    context = WorkerContext(
+        settings=settings, engine=engine, blobs=BlobStore(str(tmp_path / "blobs")), enqueue=lambda *_: None
+    )
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=4, seed=5)
+        author, _ = users.create_user(db, name="author")
+        versions = []
+        for seed in (0, 1):
+            versions.append(
+                bots.create_network_bot(
+                    db,
+                    ladder_id=ladder.id,
+                    owner_id=author.id,
+                    manifest=Manifest(game="bobail", game_version=1, name="net", player="greedy"),
+                    report={},
+                    model_sha256=context.blobs.put(onnx_bot(seed=seed)),
+                    sprt=QUICK,
+                )
+            )
+        db.commit()
+        old, new = (bot.id for bot in versions)
+    try:
+        first_round = runner.schedule_ladder(context, ladder.id)
+        with session(engine) as db:
+            pairs = [
+                (db.get(Pairing, pairing_id).bot_a_id, db.get(Pairing, pairing_id).bot_b_id)
+                for pairing_id in first_round
+            ]
+        cap = SchedulePolicy().max_in_flight
+        assert pairs[:cap] == [(new, old)] * cap  # the new version's first games are its test
+        booked = first_round
+        for _ in range(MAX_ROUNDS):
+            runner.play_pairings(context, booked)
+            with session(engine) as db:
+                test = sprt_tests.find_test(db, new_bot_id=new)
+            if test.status != "running":
+                break
+            booked = runner.schedule_ladder(context, ladder.id)
+        assert test.status in ("H1", "H0")
+        state = sprt_tests.result(test)
+        assert state.verdict == test.status  # the frozen counts give the frozen verdict
+        assert state.pairs >= 1
+        with session(engine) as db:
+            assert (db.get(Bot, old).status, db.get(Bot, new).status) == ("retired", "active")
+            played = db.exec(
+                select(Pairing).where(col(Pairing.bot_a_id) == new, col(Pairing.bot_b_id) == old)
+            ).all()
+            assert state.pairs <= sum(pairing.status == "done" for pairing in played)
+        later = runner.schedule_ladder(context, ladder.id)
+        with session(engine) as db:
+            assert all(old not in (db.get(Pairing, i).bot_a_id, db.get(Pairing, i).bot_b_id) for i in later)
+    finally:
+        context.close()
