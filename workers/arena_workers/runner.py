@@ -118,7 +118,7 @@ class ModelCache:
     """
 
     def __init__(self, blobs: BlobStore, capacity: int = MODEL_CACHE_SIZE) -> None:
-        self._blobs = blobs
+        self.blobs = blobs  # where the models are read from, by SHA-256
         self._capacity = capacity
         self._hosts: OrderedDict[str, ModelHost] = OrderedDict()
         self._pins: Counter[str] = Counter()
@@ -144,7 +144,7 @@ class ModelCache:
             if sha256 in self._hosts:
                 self._hosts.move_to_end(sha256)
                 return self._hosts[sha256]
-        host = ModelHost(self._blobs.get(sha256))
+        host = ModelHost(self.blobs.get(sha256))
         with self._lock:
             self._hosts[sha256] = host
         self._close(self._evicted())

@@ -1,7 +1,8 @@
 """`arena play`: games between house bots and ONNX files on this machine, as the ladder plays them.
 
 A bot file is validated exactly as an upload is (the same checks, at the same budget) and plays
-from the sanitized model through its own `ModelHost`, as on a worker. One game (the default) is
+from the sanitized model as on a worker (`ServedModel`: its own model host, a crash retried once
+on a fresh one, a fault of the platform stopping the games). One game (the default) is
 printed move by move; `--games N` plays the server's seat-swapped pairs from the game's seeded
 openings (`paired_setups`, N games from `--seed` as a pairing of that seed would), batched like a
 worker's pairings, and prints W/D/L with the Elo difference of the ladder's Bradley-Terry fit.
@@ -11,20 +12,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from tqdm import tqdm
 
-from arena_bots.host import ModelFault, ModelHost
 from arena_bots.loading import HOUSE_KINDS, house_player, network_player
 from arena_bots.match import MatchResult, MatchSetup, PlatformFault, Player, play_many
 from arena_bots.pairs import first_seat_score, paired_setups
 from arena_games.api import Game
 from arena_games.registry import GAMES, get_game
+from arena_platform.blobs import BlobStore
 from arena_platform.cli.common import UsageError, add_manifest_options, manifest_overrides
 from arena_platform.ratings import GameResult, fit_ratings
-from arena_workers.runner import PAIRINGS_PER_TASK
+from arena_workers.runner import PAIRINGS_PER_TASK, ModelCache, ServedModel
 
 PAIRS_PER_BATCH = PAIRINGS_PER_TASK  # pairs played in one play_many, as one worker task plays them
 
@@ -70,8 +72,9 @@ def run_play(args: argparse.Namespace) -> int:
         raise UsageError("--opening and --every-position are for one game; --games N plays from the openings")
     simulations = _budget(args.simulations)
     game = get_game(args.game)
-    with contextlib.ExitStack() as hosts:
-        players = [_player(spec, game, args, simulations, hosts) for spec in args.players]
+    with contextlib.ExitStack() as resources:
+        models = _model_cache(resources)
+        players = [_player(spec, game, args, simulations, models) for spec in args.players]
         try:
             if args.games == 1:
                 results = _play_one(game, players, args)
@@ -98,11 +101,18 @@ def _budget(simulations: int | None) -> int:
         raise UsageError(str(error)) from None
 
 
-def _player(
-    spec: str, game: Game, args: argparse.Namespace, simulations: int, hosts: contextlib.ExitStack
-) -> Player:
-    """The house bot named `spec`, or the ONNX file at `spec` validated as an upload and served by a
-    model host that `hosts` closes. A rejected file prints its report and raises UsageError."""
+def _model_cache(resources: contextlib.ExitStack) -> ModelCache:
+    """Model hosts as a worker keeps them (a crash retried on a fresh host, a fault of the platform
+    stopping the games rather than losing them), over a blob folder that lives as long as the play."""
+    folder = resources.enter_context(tempfile.TemporaryDirectory(prefix="arena-play-"))
+    models = ModelCache(BlobStore(folder))
+    resources.callback(models.close)
+    return models
+
+
+def _player(spec: str, game: Game, args: argparse.Namespace, simulations: int, models: ModelCache) -> Player:
+    """The house bot named `spec`, or the ONNX file at `spec` validated as an upload and served as a
+    worker serves it. A rejected file prints its report and raises UsageError."""
     if spec in HOUSE_KINDS:
         return house_player(spec, simulations=simulations)
     path = Path(spec)
@@ -117,12 +127,8 @@ def _player(
     if not report.ok:
         print(report.format_text())
         raise UsageError(f"{path} was rejected as an upload would be [{report.code}]: {report.message}")
-    try:
-        host = ModelHost(report.model_bytes)  # the sanitized model, as the server stores and runs it
-    except ModelFault as fault:
-        raise UsageError(f"the model host of {path} did not start: {fault}") from None
-    hosts.callback(host.close)
-    return network_player(report.manifest, host, simulations=simulations)
+    sha256 = models.blobs.put(report.model_bytes)  # the sanitized model, as the server stores and runs it
+    return network_player(report.manifest, ServedModel(models, sha256), simulations=simulations)
 
 
 def _play_one(game: Game, players: Sequence[Player], args: argparse.Namespace) -> list[MatchResult]:
