@@ -371,6 +371,11 @@ def test_cli_creates_users_and_uploads(engine: Engine, live_server, onnx_bot, tm
     monkeypatch.setenv("ARENA_PORT", url.rsplit(":", 1)[1])  # where the server is, with no --url
     assert cli.main(["upload", str(path), "--game", "bobail", "--name", "cli-bot", "--player", "greedy"]) == 0
     assert "'cli-bot' version 1" in capsys.readouterr().out
+    path.write_bytes(onnx_bot(seed=1))
+    assert cli.main(["upload", str(path), "--game", "bobail", "--name", "cli-bot", "--player", "greedy"]) == 0
+    second = capsys.readouterr().out
+    assert "'cli-bot' version 2" in second
+    assert "an SPRT against version 1" in second
     path.write_bytes(b"not a model")
     assert cli.main(["upload", str(path), "--game", "bobail", "--name", "bad", "--url", url]) == 2
     error = capsys.readouterr().err

@@ -65,4 +65,10 @@ def _run_upload(args: argparse.Namespace) -> int:
     except ArenaClientError as error:
         raise UsageError(str(error)) from None
     print(f"uploaded {bot['name']!r} version {bot['version']} as bot {bot['id']} on ladder {bot['ladder']}")
+    if test := bot.get("sprt"):
+        old = test["old_bot"]
+        print(
+            f"an SPRT against version {old['version']} (bot {old['id']}) has started: "
+            f"the bot's page, or GET /api/v1/bots/{bot['id']}/sprt, follows it"
+        )
     return 0
