@@ -146,7 +146,7 @@ class _GameInProgress:
         forfeits = [
             Forfeit(player=seat, cause=cause, action=_as_action(decision.action))
             for seat, decision in zip(actors, decisions, strict=True)
-            if (cause := _fault(game, self.state, seat, decision))
+            if (cause := fault_cause(game, self.state, seat, decision))
         ]
         if forfeits and len(forfeits) == len(actors) > 1:
             self.all_forfeited = "every player forfeits: " + "; ".join(f.cause for f in forfeits)
@@ -187,10 +187,15 @@ class _GameInProgress:
         if self.all_forfeited:
             return (0.0,) * num_players, self.all_forfeited
         if self.forfeit is not None:
-            loser = self.forfeit.player
-            returns = tuple(-1.0 if seat == loser else 1.0 / (num_players - 1) for seat in range(num_players))
-            return returns, f"player {loser + 1} forfeits: {self.forfeit.cause}"
+            return forfeit_outcome(num_players, self.forfeit)
         return tuple(game.returns(self.state)), game.end_reason(self.state)
+
+
+def forfeit_outcome(num_players: int, forfeit: Forfeit) -> tuple[tuple[float, ...], str]:
+    """The returns (the loser -1, the others sharing +1) and end reason of a game `forfeit` ended."""
+    loser = forfeit.player
+    returns = tuple(-1.0 if seat == loser else 1.0 / (num_players - 1) for seat in range(num_players))
+    return returns, f"player {loser + 1} forfeits: {forfeit.cause}"
 
 
 def _play_round(game: Game, running: Sequence[_GameInProgress]) -> None:
@@ -224,8 +229,9 @@ def _decide(player: Player, game: Game, requests: Sequence[Request]) -> list[Dec
     return decisions
 
 
-def _fault(game: Game, state: Any, seat: int, decision: Decision) -> str:
-    """Why `decision` cannot be played by `seat` in `state`, or "" when it is legal."""
+def fault_cause(game: Game, state: Any, seat: int, decision: Decision) -> str:
+    """Why `decision` cannot be played by `seat` in `state`, or "" when it is legal (the forfeit's
+    cause: the decision's fault, or the malformed or illegal action named)."""
     if decision.action is None:
         return decision.fault or "no move given"
     action = _as_action(decision.action)

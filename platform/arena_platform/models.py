@@ -243,3 +243,30 @@ class SprtTest(SQLModel, table=True):
     status: str = Field(default="running", max_length=16, index=True)  # running | H1 | H0 | stopped
     started_at: datetime = _created()
     finished_at: datetime | None = _time(nullable=True)
+
+
+class HumanGame(SQLModel, table=True):
+    """A game between a person in a browser and a bot: stored and replayable, never rated.
+
+    No account is needed: whoever started the game holds its key (only the key's SHA-256 is stored),
+    and only the key's holder may move or resign. The game is its replay so far (`Replay.to_dict`:
+    the seed, every step from `init(seed)` with the bot's search insights, and the result once
+    over), so the position is re-played from here and a finished game is a replay like the
+    ladder's (arena_platform.human_play). `ply` counts the steps and guards each write: a move is
+    saved only if `ply` is still the one it was computed from.
+    """
+
+    __table_args__ = (Index("ix_humangame_bot_id_created_at", "bot_id", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int = Field(foreign_key="bot.id")  # indexed first in (bot_id, created_at)
+    ladder_id: int = Field(foreign_key="ladder.id")
+    human_seat: int
+    simulations: int  # the bot's search budget per move: its ladder's
+    key_sha256: str = Field(max_length=64)
+    ply: int = 0
+    status: str = Field(default="playing", max_length=16)  # playing | over
+    human_score: float | None = None  # once over: 1 the person won, 0.5 a draw, 0 the bot won
+    replay: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _created()
+    updated_at: datetime = _created()

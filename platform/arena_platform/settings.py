@@ -35,6 +35,8 @@ class Settings:
     predicts_per_minute_per_token: int = 120  # per token owner (any address), for requests with one
     predict_max_simulations: int = 400  # the largest search budget predict runs (see PredictRequest)
     accounts_per_hour: int = 5  # self-serve accounts created per client address
+    human_games_per_hour: int = 60  # games against a bot started per client address (no account needed)
+    human_moves_per_minute: int = 30  # moves (each answered by a search) per client address
     games_per_pairing: int = 2  # seat-swapped games from one opening
     ladder_simulations: int = 100  # evaluations per move on the ladders uploads join (as the zoo's bars)
     lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
@@ -88,6 +90,8 @@ class Settings:
             "predicts_per_minute_per_token",
             "predict_max_simulations",
             "accounts_per_hour",
+            "human_games_per_hour",
+            "human_moves_per_minute",
             "lease_seconds",
             "max_attempts",
             "port",

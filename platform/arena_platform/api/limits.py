@@ -123,6 +123,8 @@ class RateLimits:
     predict_by_address: RateLimiter  # predict requests without a token, per client address
     predict_by_owner: RateLimiter  # predict requests with a token, per token owner
     accounts_by_address: RateLimiter  # self-serve accounts, per client address
+    human_games_by_address: RateLimiter  # games against a bot started, per client address
+    human_moves_by_address: RateLimiter  # moves in such games (the bot answers each), per client address
 
     @classmethod
     def of(cls, settings: Settings) -> RateLimits:
@@ -130,4 +132,6 @@ class RateLimits:
             predict_by_address=RateLimiter(limit=settings.predicts_per_minute, window_seconds=60),
             predict_by_owner=RateLimiter(limit=settings.predicts_per_minute_per_token, window_seconds=60),
             accounts_by_address=RateLimiter(limit=settings.accounts_per_hour, window_seconds=3600),
+            human_games_by_address=RateLimiter(limit=settings.human_games_per_hour, window_seconds=3600),
+            human_moves_by_address=RateLimiter(limit=settings.human_moves_per_minute, window_seconds=60),
         )

@@ -40,11 +40,21 @@ class Frame(BaseModel):
     insights: list[dict[str, Any] | None] | None  # per actor: {"value", "top": [...], ...} or None
 
 
+class PersonRef(BaseModel):
+    """A person at the board (games against people: no account needed)."""
+
+    name: str = "guest"
+    person: bool = True
+
+
+Seat = BotRef | PersonRef
+
+
 class GameFrames(BaseModel):
     id: int
     game: str
     title: str
-    seats: list[BotRef]  # the bots by seat
+    seats: list[Seat]  # who played, by seat
     opening_length: int  # the first steps were imposed by the opening, not chosen by the bots
     returns: list[float]  # by seat
     end_reason: str
@@ -73,11 +83,15 @@ def game_frames(game_id: GameId, session: SessionDep, services: ServicesDep) -> 
         raise ApiError(409, "replay_unplayable", f"game {game_id} cannot be re-played: {error}") from None
 
 
-def replay_frames(replay_json: str, *, game_id: int, seats: list[BotRef]) -> GameFrames:
+def replay_frames(replay_json: str, *, game_id: int, seats: Sequence[Seat]) -> GameFrames:
     """A replay file's text (`Replay.to_json`) re-played for the viewer, as game `game_id` between
     `seats` (the bots by seat). Raises GameError for a malformed replay, an unknown game or version,
     or an illegal step. `arena view` serves local replay files through this too."""
-    replay = Replay.from_json(replay_json)
+    return frames_of(Replay.from_json(replay_json), game_id=game_id, seats=seats)
+
+
+def frames_of(replay: Replay, *, game_id: int, seats: Sequence[Seat]) -> GameFrames:
+    """`replay` re-played for the viewer (see replay_frames); GameError as there."""
     game = get_game(replay.game)
     states = replay_states(game, replay)
     steps: Sequence[Step | None] = [*replay.steps, None]
@@ -85,13 +99,13 @@ def replay_frames(replay_json: str, *, game_id: int, seats: list[BotRef]) -> Gam
         id=game_id,
         game=game.name,
         title=game.spec.title,
-        seats=seats,
+        seats=list(seats),
         opening_length=replay.opening_length,
         returns=list(replay.returns),
         end_reason=replay.end_reason,
         forfeit=replay.to_dict()["result"]["forfeit"],
         frames=[
-            _frame(game, ply, state, step)
+            step_frame(game, ply, state, step)
             for ply, (state, step) in enumerate(zip(states, steps, strict=True))
         ],
     )
@@ -102,7 +116,8 @@ def _action_key(action: Iterable[int]) -> str:
     return ",".join(str(index) for index in action)
 
 
-def _frame(game: Game, ply: int, state: Any, step: Step | None) -> Frame:
+def step_frame(game: Game, ply: int, state: Any, step: Step | None) -> Frame:
+    """The frame of `state`, reached after `ply` steps, with `step` played from it (None: the end)."""
     view = game.view(state)
     actors = list(game.to_move(state))
     if step is None:

@@ -16,12 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from arena_bots.host import ModelFault
-from arena_bots.loading import house_player, network_player
-from arena_bots.manifest import Manifest
-from arena_bots.match import Decision, Request
+from arena_bots.match import Request
 from arena_games.api import BadConfig, BadStateDict, Game, GameError, IllegalAction
 from arena_games.registry import get_game
+from arena_platform.api.bot_moves import bot_decision
 from arena_platform.api.deps import MAX_ID, OptionalUser, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.api.limits import client_address
@@ -134,7 +132,7 @@ def _predict(services: Services, bot: Bot, game: Game, body: PredictRequest, sim
     state = _position(game, body)
     seat = _seat(game, state, body.player)
     request = Request(state, seat, np.random.default_rng(body.seed))
-    decision = _decide(services, bot, game, request, simulations)
+    decision = bot_decision(services, bot, game, request, simulations)
     if decision.action is None:
         raise ApiError(422, "model_fault", f"the bot could not choose a move: {decision.fault}")
     return Prediction(
@@ -172,21 +170,3 @@ def _seat(game: Game, state: Any, requested: int | None) -> int:
     if requested not in to_move:
         raise ApiError(422, "not_to_move", f"player {requested} is not to move; {list(to_move)} are")
     return requested
-
-
-def _decide(services: Services, bot: Bot, game: Game, request: Request, simulations: int) -> Decision:
-    """The bot's decision at this budget; a network bot runs in a (cached) model host."""
-    if bot.kind == "house":
-        return house_player(bot.player, simulations=simulations).decide(game, [request])[0]
-    assert bot.model_sha256 is not None  # network bots have a model
-    manifest = Manifest(**bot.manifest)
-    try:
-        with services.hosts.lease(bot.model_sha256) as host:
-            player = network_player(manifest, host, simulations=simulations)
-            decision = player.decide(game, [request])[0]
-    except ModelFault as fault:  # the host did not start
-        services.hosts.discard(bot.model_sha256)
-        raise ApiError(422, "model_fault", f"the bot's model could not be started: {fault.message}") from None
-    if decision.action is None:  # the model faulted: its host is dead or suspect
-        services.hosts.discard(bot.model_sha256)
-    return decision
