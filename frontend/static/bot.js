@@ -1,10 +1,11 @@
 // A bot's page: its rating history (the estimate after each refit inside its 95% band), its
 // record against each opponent, its recent games, and for a new version its SPRT against the
-// previous one, refreshed while it runs.
+// previous one, refreshed while it runs; and the form that starts a game against it.
 
 import { h, svg, pageData, botLink, percent, signed, getJson, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 import { gamesTable } from "./gametable.js";
+import { startGame } from "./playstart.js";
 
 const data = pageData();
 const HISTORY_HEIGHT = 220;
@@ -165,3 +166,20 @@ if (data.bot.sprt) {
   drawSprt(data.bot.sprt);
   if (data.bot.sprt.status === "running") setTimeout(pollSprt, SPRT_POLL_MS);
 }
+
+// ---- a game against this bot ----------------------------------------------------------------
+const playForm = document.getElementById("play-form");
+playForm?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const button = playForm.querySelector("button");
+  const error = document.getElementById("play-error");
+  button.disabled = true;
+  error.textContent = "";
+  try {
+    await startGame(data.bot.id, Number(new FormData(playForm).get("seat")));
+  } catch (failure) {
+    if (!(failure instanceof ReadableError)) console.error(failure);
+    error.textContent = failure instanceof ReadableError ? failure.message : "The game could not be started.";
+    button.disabled = false;
+  }
+});

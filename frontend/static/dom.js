@@ -52,10 +52,24 @@ export class ReadableError extends Error {
 /** GET a JSON document of this server. Fails with a ReadableError: the API's sentence and code
  *  when it answers an error, or a sentence of ours when the server cannot be reached or answers
  *  something that is not JSON. */
-export async function getJson(url) {
+export function getJson(url) {
+  return requestJson(url, { headers: { Accept: "application/json" } });
+}
+
+/** POST `body` as JSON to this server (with extra `headers`) and read the JSON answer; fails
+ *  as getJson does. */
+export function postJson(url, body, headers = {}) {
+  return requestJson(url, {
+    method: "POST",
+    headers: { Accept: "application/json", "Content-Type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+async function requestJson(url, options) {
   let response;
   try {
-    response = await fetch(url, { headers: { Accept: "application/json" } });
+    response = await fetch(url, options);
   } catch {
     throw new ReadableError("Arena could not be reached: check the connection, then reload the page.", "unreachable");
   }

@@ -4,21 +4,24 @@
 // play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
 //
 // A renderer module exports:
-//   createBoard(container) -> {draw(view, overlay)}: draws a frame's `view`; `overlay` is null
-//       (heat map off) or {heat: [{at, share, prior, seat}], played: [{at, seat}]}, `at` in the
-//       view's board terms (the values of `view.moves`), `seat` the player it is a move of
+//   createBoard(container) -> {draw(view, overlay), pick?(choices, choose)}: `draw` draws a frame's
+//       `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior, seat}], played:
+//       [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`), `seat` the
+//       player it is a move of. `pick`, for games a person can play (play.js), makes the board
+//       offer `choices` (a Map of action key -> `at`, the person's legal moves) after a draw and
+//       calls `choose(key)` with the one clicked; pick(null) offers nothing
 //   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
 //       action may mean different moves for the two seats)
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
 //   caption(view) -> string: a line under the board (captures, phase...)
 
 import { h, getJson, pageData, ReadableError } from "./dom.js";
+import { loadRenderer } from "./renderer.js";
 import { describeEnd } from "./gametable.js";
 import { playedMoves, searchSummary, searchedMoves, valuePlot } from "./overlay.js";
 
 const BASE_STEP_MS = 700; // one step per this long at 1x
 const URL_DELAY_MS = 250; // #ply=N follows the player once it rests: browsers throttle rapid history updates
-const GAME_NAME = /^[a-z][a-z0-9_]*$/;
 
 const root = document.getElementById("replay");
 const controls = {
@@ -28,15 +31,6 @@ const controls = {
   play: root.querySelector("[data-go=play]"),
   ply: document.getElementById("ply"),
 };
-
-async function loadRenderer(game) {
-  if (!GAME_NAME.test(game)) throw new ReadableError("this viewer does not know the game of this replay.");
-  try {
-    return await import(`./renderers/${game}.js`);
-  } catch {
-    throw new ReadableError(`this viewer has no renderer for ${game} yet.`);
-  }
-}
 
 function requestedPly() {
   const match = /(?:^#|&)ply=(\d+)/.exec(location.hash);

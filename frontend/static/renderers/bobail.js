@@ -1,9 +1,11 @@
 // Bobail: a 5x5 board from view.board (25 characters, row 0 on top: '0' / '1' the pawns of P1 /
 // P2, 'B' the bobail, '.' empty). Squares are numbered 1..25 as in the game's text picture; moves
 // are [from, to] squares. The heat map sums the visit shares of the moves on their DESTINATION
-// square (several pawns may reach one square). See player.js for the renderer contract.
+// square (several pawns may reach one square). A person moves in two clicks: the piece (the
+// bobail is picked for them), then its destination. See player.js for the renderer contract.
 
 import { svg, percent, setAttributes } from "../dom.js";
+import { pickCells } from "../picking.js";
 
 const SIZE = 5;
 const CELL = 100;
@@ -58,6 +60,7 @@ export function createBoard(container) {
   const arrows = svg("g", { class: "played" });
   root.append(arrows);
   container.replaceChildren(root);
+  let undo = () => {};
 
   return {
     draw(view, overlay) {
@@ -84,6 +87,25 @@ export function createBoard(container) {
           return svg("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: "played-arrow", "marker-end": "url(#bobail-arrow)" });
         }),
       );
+    },
+    pick(choices, choose) {
+      undo();
+      undo = () => {};
+      if (!choices) return;
+      const bySource = new Map(); // source square -> Map(destination cell -> action key)
+      for (const [key, [from, to]] of choices) {
+        if (!bySource.has(from)) bySource.set(from, new Map());
+        bySource.get(from).set(String(to - 1), key);
+      }
+      // Sources are offered as numbers (their square), destinations as action keys (strings).
+      const offer = (from) => {
+        undo();
+        const targets = new Map([...bySource.keys()].map((source) => [String(source - 1), source]));
+        for (const [cell, key] of from === null ? [] : bySource.get(from)) targets.set(cell, key);
+        undo = pickCells(root, targets, (value) => (typeof value === "string" ? choose(value) : offer(value)));
+        if (from !== null) cells[from - 1].group.classList.add("picked");
+      };
+      offer(bySource.size === 1 ? [...bySource.keys()][0] : null);
     },
   };
 }

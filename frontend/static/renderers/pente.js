@@ -1,9 +1,10 @@
 // Pente: a 19x19 goban from view.board (361 characters, point y * 19 + x: '.' empty, '1' a stone
 // of P1 (black), '2' of P2 (white)), the captured pairs, the latest stone marked. Moves are
-// points [x, y]; the heat map colours the searched points. Columns a..s and rows 0..18 follow
+// points [x, y]; the heat map colours the searched points; a person picks a point by clicking it. Columns a..s and rows 0..18 follow
 // the game's text picture. See player.js for the renderer contract.
 
 import { svg, percent, setAttributes } from "../dom.js";
+import { oneClickPicker } from "../picking.js";
 
 const SIZE = 19;
 const STEP = 30;
@@ -88,5 +89,6 @@ export function createBoard(container) {
       const played = (overlay?.played ?? []).map(({ at: [x, y] }) => svg("circle", { cx: position(x), cy: position(y), r: 15, class: "played-ring" }));
       marks.replaceChildren(...[latest, ...played].filter(Boolean));
     },
+    pick: oneClickPicker(stones, ([x, y]) => String(y * SIZE + x)),
   };
 }

@@ -11,6 +11,7 @@
 // box, shaded by the share of its search. See player.js for the renderer contract.
 
 import { svg, percent, setAttributes } from "../dom.js";
+import { oneClickPicker } from "../picking.js";
 
 const RADIUS = 44; // a hex's centre-to-corner distance
 const WIDTH = 700;
@@ -263,6 +264,7 @@ export function createBoard(container) {
       drawHeat(heat, wait, centres, overlay?.heat ?? []);
       marks.replaceChildren(...(overlay?.played ?? []).flatMap(({ at, seat }) => playedMark(at, seat, centres, wait)));
     },
+    pick: oneClickPicker(root, (at) => String(at.cell ?? "wait")), // a cell, or the WAIT box
   };
 }
 

@@ -25,9 +25,10 @@ import arena_platform
 from arena_bots.manifest import PLAYER_KINDS
 from arena_games.registry import GAMES
 from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
+from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
 from arena_platform.models import Ladder
-from arena_platform.store import bots, ladders, reads
+from arena_platform.store import bots, human_games, ladders, reads
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -98,10 +99,14 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         "games": reads.list_games(session, bot_id=bot.id, limit=RECENT_GAMES),
     }
     newest = bots.newest_version(session, ladder_id=bot.ladder_id, name=bot.name)
+    ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
+    assert ladder is not None  # a foreign key
     return render(
         request,
         "bot.html",
         bot=bot,
+        ladder=ladder,
+        playable=ladder.game_version == GAMES[ladder.game].spec.version,  # people play current versions
         played=bool(data["games"]),  # a new bot can have games before its first rating
         successor=newest if newest is not None and newest.version > bot.version else None,
         page_data=data,
@@ -143,6 +148,31 @@ def replay_page(game_id: str, request: Request, session: SessionDep) -> HTMLResp
     ladder = ladders.get_ladder(session, ladder_id=game.ladder_id)
     data = {"game": game, "frames_url": f"/api/v1/games/{game.id}/frames"}
     return render(request, "replay.html", game=game, ladder=ladder, page_data=data)
+
+
+@router.get("/play/{game_id}", response_class=HTMLResponse)
+def play_page(game_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    """A game against a bot, live: the person who started it moves, anyone else watches."""
+    game = _human_game(session, game_id)
+    if game is None:
+        return _not_found(request, f"game {game_id} against a person")
+    return render(request, "play.html", game=game, page_data={"game": game})
+
+
+@router.get("/play/{game_id}/replay", response_class=HTMLResponse)
+def human_replay_page(game_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    """A game against a person in the replay viewer."""
+    game = _human_game(session, game_id)
+    if game is None:
+        return _not_found(request, f"game {game_id} against a person")
+    summary = {"end_reason": game.end_reason, "forfeit_seat": game.forfeit_seat}  # as player.js reads it
+    data = {"game": summary, "frames_url": f"/api/v1/human-games/{game.id}/frames"}
+    return render(request, "human_replay.html", human=game, game={"steps": game.ply}, page_data=data)
+
+
+def _human_game(session: Session, game_id: str) -> human_game_routes.HumanGameView | None:
+    row = _lookup(game_id, lambda key: human_games.get_game(session, game_id=key))
+    return None if row is None else human_game_routes.human_game_view(session, row)
 
 
 @router.get("/upload", response_class=HTMLResponse)

@@ -88,6 +88,7 @@ class HumanGameView(BaseModel):
     last: Frame | None  # the latest step: its position, the actions played and the bot's search
     returns: list[float]  # by seat; all 0 while playing
     end_reason: str
+    forfeit_seat: int | None  # the seat that resigned, or forfeited with no legal move
     human_score: float | None  # once over: 1 the person won, 0.5 a draw, 0 the bot won
     created_at: datetime
     updated_at: datetime
@@ -138,7 +139,7 @@ async def start_game(
         key=key,
         replay=replay,
     )
-    view = await run_in_threadpool(_view, session, row)
+    view = await run_in_threadpool(human_game_view, session, row)
     return HumanGameStarted(**view.model_dump(), key=key)
 
 
@@ -148,7 +149,7 @@ async def start_game(
     responses=documented(404),
 )
 def get_human_game(game_id: HumanGameId, session: SessionDep) -> HumanGameView:
-    return _view(session, _existing(session, game_id))
+    return human_game_view(session, _existing(session, game_id))
 
 
 @router.post(
@@ -270,7 +271,7 @@ def _saved(session: Session, row: HumanGame, after: Replay) -> HumanGameView:
     if not human_games.record_move(session, game=row, replay=after):
         raise _moved_on(row)
     session.refresh(row)
-    return _view(session, row)
+    return human_game_view(session, row)
 
 
 def _moved_on(row: HumanGame) -> ApiError:
@@ -287,7 +288,8 @@ def _seats(bot: Bot, human_seat: int, num_players: int) -> list[Seat]:
     return [PERSON if seat == human_seat else ref for seat in range(num_players)]
 
 
-def _view(session: Session, row: HumanGame) -> HumanGameView:
+def human_game_view(session: Session, row: HumanGame) -> HumanGameView:
+    """The game as its board shows it (the play page embeds this too)."""
     bot = bots.get_bot(session, bot_id=row.bot_id)
     assert bot is not None  # a foreign key
     replay = Replay.from_dict(row.replay)
@@ -315,6 +317,7 @@ def _view(session: Session, row: HumanGame) -> HumanGameView:
         last=last,
         returns=list(replay.returns),
         end_reason=replay.end_reason,
+        forfeit_seat=None if replay.forfeit is None else replay.forfeit.player,
         human_score=row.human_score,
         created_at=row.created_at,
         updated_at=row.updated_at,
