@@ -100,3 +100,16 @@ def test_pente_moves_are_one_click_and_a_watcher_cannot_move(page, site, browser
     expect(watcher.locator("#status")).to_contain_text("You are watching")
     expect(watcher.locator("#board .pickable")).to_have_count(0)
     watcher.context.close()
+
+
+def test_spring2021_moves_are_one_click_on_a_cell_or_on_wait(page, site):
+    _start(page, site, _house_bot(site, site.spring_ladder, "random"))
+    _wait_for_turn(page)
+    page.locator('#board [data-cell="wait"].pickable').click()  # the person waits; the bot acts alone
+    page.wait_for_function("() => document.getElementById('play').dataset.ply !== '0'", timeout=MOVE_MS)
+    _wait_for_turn(page)
+    before = page.locator("#play").get_attribute("data-ply")
+    page.locator("#board .cell.pickable").first.click()
+    page.wait_for_function(
+        f"() => document.getElementById('play').dataset.ply !== '{before}'", timeout=MOVE_MS
+    )
