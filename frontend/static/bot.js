@@ -2,7 +2,7 @@
 // record against each opponent, its recent games, and for a new version its SPRT against the
 // previous one, refreshed while it runs; and the form that starts a game against it.
 
-import { h, svg, pageData, botLink, percent, signed, getJson, ReadableError } from "./dom.js";
+import { h, svg, pageData, botLink, percent, signed, getJson, shortTime, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 import { gamesTable } from "./gametable.js";
 import { startGame } from "./playstart.js";
@@ -167,7 +167,34 @@ if (data.bot.sprt) {
   if (data.bot.sprt.status === "running") setTimeout(pollSprt, SPRT_POLL_MS);
 }
 
-// ---- a game against this bot ----------------------------------------------------------------
+// ---- games against people: the latest, and the form that starts one ----------------------------
+function humanGamesTable(games) {
+  if (!games.length) return h("p", { class: "muted" }, "Nobody has played it yet.");
+  const result = (game) => (game.status !== "over" ? "in progress" : { 1: "the person won", 0.5: "draw", 0: "the bot won" }[game.human_score]);
+  return h(
+    "table",
+    { class: "data compact human-games" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Game"), h("th", { scope: "col" }, "Started"), h("th", { scope: "col" }, "Person"), h("th", { scope: "col" }, "Result"), h("th", { scope: "col", class: "num" }, "Steps"))),
+    h(
+      "tbody",
+      {},
+      games.map((game) =>
+        h(
+          "tr",
+          { "data-human-game-id": game.id },
+          h("td", {}, h("a", { href: game.status === "over" ? `/play/${game.id}/replay` : `/play/${game.id}` }, `#${game.id}`)),
+          h("td", {}, shortTime(game.created_at)),
+          h("td", {}, `P${game.human_seat + 1}`),
+          h("td", {}, result(game)),
+          h("td", { class: "num" }, game.ply),
+        ),
+      ),
+    ),
+  );
+}
+
+document.getElementById("human-games")?.replaceChildren(humanGamesTable(data.human_games));
+
 const playForm = document.getElementById("play-form");
 playForm?.addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -67,6 +67,8 @@ def test_a_whole_game_against_a_bot_is_stored_replayable_and_never_rated(client,
         stored = Replay.from_dict(db.get(HumanGame, game["id"]).replay)
     assert len(replay_states(get_game("bobail"), stored)) == game["ply"] + 1  # it re-plays
     assert _counts(engine) == before  # no game, pair count or rating touched
+    (listed,) = client.get(f"/api/v1/bots/{seeded.random}/human-games").json()
+    assert (listed["id"], listed["status"], listed["ply"]) == (game["id"], "over", game["ply"])
 
 
 def test_a_search_bot_answers_at_its_ladder_budget_and_shows_its_search(client, seeded):

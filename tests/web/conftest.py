@@ -129,7 +129,8 @@ def site(
     migrate(engine)
     blobs = BlobStore(str(folder / "blobs"))
     seeded = _seed(engine, blobs, onnx_bot)
-    app = create_app(Settings(data_dir=folder), engine=engine, blobs=blobs, enqueue=lambda *_: None)
+    settings = Settings(data_dir=folder, human_moves_per_minute=10_000)  # tests click faster than people
+    app = create_app(settings, engine=engine, blobs=blobs, enqueue=lambda *_: None)
     with serving(app) as url:
         yield dataclasses.replace(seeded, url=url)
     engine.dispose()

@@ -68,6 +68,10 @@ def test_a_whole_bobail_game_is_played_by_clicking(page, site, screenshot):
     expect(page.locator("#replay")).to_have_attribute("data-ready", "true")
     expect(page.locator("#scrub")).to_have_attribute("max", str(stored.ply))
 
+    page.goto(f"{site.url}/bots/{stored.bot_id}")  # the bot page lists it, with its result
+    row = page.locator(f'#human-games [data-human-game-id="{game_id}"]')
+    expect(row).to_contain_text({1.0: "the person won", 0.5: "draw", 0.0: "the bot won"}[stored.human_score])
+
 
 def test_the_bots_search_is_shown_on_demand_and_a_game_can_be_resigned_and_restarted(page, site):
     _start(page, site, _house_bot(site, site.bobail_ladder, "uct"), bot_first=True)

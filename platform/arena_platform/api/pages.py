@@ -97,6 +97,7 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         "history": reads.rating_history(session, bot_id=bot.id),
         "opponents": reads.results_by_opponent(session, bot_id=bot.id),
         "games": reads.list_games(session, bot_id=bot.id, limit=RECENT_GAMES),
+        "human_games": human_game_routes.human_game_summaries(session, bot_id=bot.id, limit=RECENT_GAMES),
     }
     newest = bots.newest_version(session, ladder_id=bot.ladder_id, name=bot.name)
     ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)

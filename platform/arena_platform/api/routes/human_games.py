@@ -26,7 +26,7 @@ from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform import human_play
 from arena_platform.api.bot_moves import bot_decision
-from arena_platform.api.deps import MAX_ID, BotId, Services, ServicesDep, SessionDep
+from arena_platform.api.deps import MAX_ID, BotId, Limit, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.api.limits import client_address
 from arena_platform.api.routes.frames import Frame, GameFrames, PersonRef, Seat, frames_of, step_frame
@@ -141,6 +141,35 @@ async def start_game(
     )
     view = await run_in_threadpool(human_game_view, session, row)
     return HumanGameStarted(**view.model_dump(), key=key)
+
+
+class HumanGameSummary(BaseModel):
+    """One game of a bot against a person, for lists."""
+
+    id: int
+    human_seat: int
+    status: str  # playing | over
+    ply: int
+    human_score: float | None  # once over: 1 the person won, 0.5 a draw, 0 the bot won
+    created_at: datetime
+    updated_at: datetime
+
+
+@router.get(
+    "/bots/{bot_id}/human-games",
+    summary="A bot's games against people, newest first",
+    responses=documented(404, 422),
+)
+def list_human_games(bot_id: BotId, session: SessionDep, limit: Limit = 20) -> list[HumanGameSummary]:
+    if bots.get_bot(session, bot_id=bot_id) is None:
+        raise not_found(f"bot {bot_id}")
+    return human_game_summaries(session, bot_id=bot_id, limit=limit)
+
+
+def human_game_summaries(session: Session, *, bot_id: int, limit: int) -> list[HumanGameSummary]:
+    """The bot's latest games against people (the bot page lists these too)."""
+    rows = human_games.recent_games(session, bot_id=bot_id, limit=limit)
+    return [HumanGameSummary.model_validate(row, from_attributes=True) for row in rows]
 
 
 @router.get(
