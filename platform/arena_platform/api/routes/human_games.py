@@ -25,13 +25,13 @@ from arena_games.api import Game
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform import human_play
-from arena_platform.api.bot_moves import bot_decision
+from arena_platform.api.bot_moves import bot_decision, playable_bot
 from arena_platform.api.deps import MAX_ID, BotId, Limit, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.api.limits import client_address
 from arena_platform.api.routes.frames import Frame, GameFrames, PersonRef, Seat, frames_of, step_frame
-from arena_platform.models import Bot, HumanGame, Ladder
-from arena_platform.store import bots, human_games, ladders
+from arena_platform.models import Bot, HumanGame
+from arena_platform.store import bots, human_games
 from arena_platform.store.reads import BotRef
 
 router = APIRouter(tags=["games against people"])
@@ -117,7 +117,7 @@ async def start_game(
     services.rates.human_moves_by_address.check(
         address, what="moves against bots per minute from one address"
     )
-    bot, ladder = await run_in_threadpool(_playable_bot, session, bot_id)
+    bot, ladder = await run_in_threadpool(playable_bot, session, bot_id)
     game = get_game(ladder.game)
     seed = body.seed if body.seed is not None else secrets.randbelow(2**31)
     names = _names(bot, body.seat, game.spec.num_players)
@@ -248,24 +248,8 @@ def human_game_frames(game_id: HumanGameId, session: SessionDep) -> GameFrames:
     return frames_of(replay, game_id=row.id, seats=seats)
 
 
-def _playable_bot(session: Session, bot_id: int) -> tuple[Bot, Ladder]:
-    """The bot and its ladder; 404 for no such bot, 409 when its game version is no longer played."""
-    bot = bots.get_bot(session, bot_id=bot_id)
-    if bot is None:
-        raise not_found(f"bot {bot_id}")
-    ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
-    assert ladder is not None  # a foreign key
-    if ladder.game_version != get_game(ladder.game).spec.version:
-        raise ApiError(
-            409,
-            "game_version_retired",
-            f"bot {bot.id} plays {ladder.game} v{ladder.game_version}, no longer played",
-        )
-    return bot, ladder
-
-
 def _bot_and_game(session: Session, row: HumanGame) -> tuple[Bot, Game]:
-    bot, ladder = _playable_bot(session, row.bot_id)
+    bot, ladder = playable_bot(session, row.bot_id)
     return bot, get_game(ladder.game)
 
 

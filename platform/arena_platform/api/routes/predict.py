@@ -13,19 +13,17 @@ import numpy as np
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from pydantic import BaseModel, ConfigDict, Field
-from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from arena_bots.match import Request
 from arena_games.api import BadConfig, BadStateDict, Game, GameError, IllegalAction
 from arena_games.registry import get_game
-from arena_platform.api.bot_moves import bot_decision
+from arena_platform.api.bot_moves import bot_decision, playable_bot
 from arena_platform.api.deps import MAX_ID, OptionalUser, Services, ServicesDep, SessionDep
-from arena_platform.api.errors import ApiError, documented, not_found
+from arena_platform.api.errors import ApiError, documented
 from arena_platform.api.limits import client_address
 from arena_platform.models import Bot, Ladder, User
 from arena_platform.settings import Settings
-from arena_platform.store import bots, ladders
 
 router = APIRouter(tags=["predict"])
 
@@ -83,14 +81,8 @@ async def predict(
 ) -> Prediction:
     """Rate-limited per client address, or per token owner when a bearer token is given."""
     _count_request(services, http, user)
-    bot, ladder = await run_in_threadpool(_bot_and_ladder, session, body.bot_id)
+    bot, ladder = await run_in_threadpool(playable_bot, session, body.bot_id)
     game = get_game(ladder.game)
-    if ladder.game_version != game.spec.version:
-        raise ApiError(
-            409,
-            "game_version_retired",
-            f"bot {bot.id} plays {game.name} v{ladder.game_version}, no longer played",
-        )
     simulations = _budget(services.settings, ladder, body.simulations)
     return await services.compute.run_or_refuse(_predict, services, bot, game, body, simulations)
 
@@ -102,15 +94,6 @@ def _count_request(services: Services, http: HttpRequest, user: User | None) -> 
         services.rates.predict_by_address.check(
             client_address(http), what="predictions per minute from one address without a token"
         )
-
-
-def _bot_and_ladder(session: Session, bot_id: int) -> tuple[Bot, Ladder]:
-    bot = bots.get_bot(session, bot_id=bot_id)
-    if bot is None:
-        raise not_found(f"bot {bot_id}")
-    ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
-    assert ladder is not None  # a foreign key
-    return bot, ladder
 
 
 def _budget(settings: Settings, ladder: Ladder, requested: int | None) -> int:
