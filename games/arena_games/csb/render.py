@@ -15,9 +15,7 @@ import numpy as np
 
 from arena_games.csb.rules import (
     ANGLE_CENTRE,
-    BOOST_ACTION,
     HEADS,
-    SHIELD_ACTION,
     THRUST_LEVELS,
     CsbState,
     end_reason,
@@ -73,15 +71,14 @@ def render(state: CsbState) -> str:
     return "\n".join(lines)
 
 
+ANGLE_ENTRIES = tuple(range(-ANGLE_CENTRE, ANGLE_CENTRE + 1))  # degrees of turn, by angle index
+THRUST_ENTRIES = (*THRUST_LEVELS, "BOOST", "SHIELD")  # by thrust index
+
+
 def _head_entries(head: str, mask: np.ndarray) -> list[Any]:
     """The legal entries of one head, decoded: degrees of turn, or a thrust, "BOOST", "SHIELD"."""
-    if head.startswith("angle"):
-        return [int(i) - ANGLE_CENTRE for i in np.flatnonzero(mask)]
-    names = {BOOST_ACTION: "BOOST", SHIELD_ACTION: "SHIELD"}
-    return [
-        names.get(int(i), THRUST_LEVELS[int(i)] if i < len(THRUST_LEVELS) else None)
-        for i in np.flatnonzero(mask)
-    ]
+    entries = ANGLE_ENTRIES if head.startswith("angle") else THRUST_ENTRIES
+    return [entry for entry, legal in zip(entries, mask.tolist(), strict=True) if legal]
 
 
 def view(state: CsbState) -> dict[str, Any]:
