@@ -17,9 +17,11 @@ from arena_games.registry import get_game
 HOUSE_KINDS = ("random", "uct", "racer")
 
 
-def house_player(kind: str, *, simulations: int, name: str | None = None) -> Player:
+def house_player(kind: str, *, simulations: int, name: str | None = None, game: str | None = None) -> Player:
     """A house bot: `random` (uniform legal moves), `uct` (UCT with random rollouts) or `racer`
-    (Coders Strike Back's heuristic racer)."""
+    (Coders Strike Back's heuristic racer). Given `game`, a bot that cannot play it is a ValueError."""
+    if kind == "racer" and game not in (None, "csb"):
+        raise ValueError(f"the house bot racer plays csb only, not {game}")
     if kind == "random":
         return RandomPlayer(name=name or kind)
     if kind == "racer":
