@@ -15,24 +15,15 @@ and the ratios batched / one race and batched / step. Single-threaded, measured 
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 
 import numpy as np
+from timing import moves_per_second
 
 from arena_games.csb import GAME, rules
 from arena_games.csb.playouts import play_races, racer_actions
 
 RACES = 1024  # races per batched call (--quick: QUICK_RACES)
 QUICK_RACES = 64
-
-
-def turns_per_second(play: Callable[[], int], seconds: float) -> float:
-    """Calls `play` (which returns the turns it simulated) until `seconds` have passed; turns per second."""
-    turns, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        turns += play()
-    return turns / elapsed
 
 
 def batched(seeds: range) -> int:
@@ -65,9 +56,9 @@ def main() -> None:
             next(seeds)
         return range(first, first + count)
 
-    many = turns_per_second(lambda: batched(next_seeds(size)), seconds)
-    one = turns_per_second(lambda: batched(next_seeds(1)), seconds)
-    step = turns_per_second(lambda: stepped(next(seeds)), seconds)
+    many = moves_per_second(lambda: batched(next_seeds(size)), seconds)
+    one = moves_per_second(lambda: batched(next_seeds(1)), seconds)
+    step = moves_per_second(lambda: stepped(next(seeds)), seconds)
     print(
         f"csb turns/s  batched ({size} races/call): {many:,.0f}  one race/call: {one:,.0f}  step: {step:,.0f}"
     )
