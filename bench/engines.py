@@ -16,12 +16,12 @@ the Pente row says so and leaves its peer cells empty.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from bobail.game import Game as ReferenceBobail
+from timing import moves_per_second
 
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import playouts as pente_playouts
@@ -47,14 +47,6 @@ class Row:
     stepped: float  # our `step` in a Python loop, one game, moves/s
     peer: str  # what we compare with, or why it is missing
     peer_rate: float | None  # the peer's random playouts, one game at a time, moves/s
-
-
-def moves_per_second(play: Callable[[], int], seconds: float) -> float:
-    """Calls `play` (which returns the moves it made) until `seconds` have passed; moves per second."""
-    moves, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        moves += play()
-    return moves / elapsed
 
 
 def pente_batched(rngs: list[np.random.Generator]) -> int:

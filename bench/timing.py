@@ -1,16 +1,25 @@
-"""Helpers the benchmarks share: a backend that meters its calls, ONNX Runtime's own rate, and
-Bobail positions from the seeded openings. (Run as scripts, the bench files import this as
-`timing`: the script's folder is first on the path.)"""
+"""Helpers the benchmarks share: the rate of repeated work, a backend that meters its calls, ONNX
+Runtime's own rate, and Bobail positions from the seeded openings. (Run as scripts, the bench files
+import this as `timing`: the script's folder is first on the path.)"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from arena_games.bobail import GAME as BOBAIL
+
+
+def moves_per_second(play: Callable[[], int], seconds: float) -> float:
+    """Calls `play` (which returns the moves, or turns, it made) until `seconds` have passed; the
+    moves per second."""
+    moves, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        moves += play()
+    return moves / elapsed
 
 
 class MeteredBackend:

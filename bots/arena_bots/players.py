@@ -24,6 +24,8 @@ from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
 from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action, describe, search
 from arena_games.api import Game
+from arena_games.csb import playouts as csb_playouts
+from arena_games.csb import rules as csb_rules
 
 
 class RandomPlayer:
@@ -34,6 +36,25 @@ class RandomPlayer:
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         return [Decision(action=game.random_action(r.state, r.player, r.rng)) for r in requests]
+
+
+class RacerPlayer:
+    """House bot of Coders Strike Back: the heuristic racer (`arena_games.csb.playouts.racer_actions`:
+    aim at the next checkpoint against the drift, slow down to turn, BOOST on the longest straight),
+    all requests in one batch. The baseline a CSB network must beat."""
+
+    def __init__(self, name: str = "racer") -> None:
+        self.name = name
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        if game.name != csb_rules.GAME_NAME:
+            raise ValueError(f"the racer plays {csb_rules.GAME_NAME} only, not {game.name}")
+        races = csb_rules.to_races([r.state for r in requests])
+        seats = np.array([r.player for r in requests])
+        actions = np.where(
+            (seats == 0)[:, None], csb_playouts.racer_actions(races, 0), csb_playouts.racer_actions(races, 1)
+        )
+        return [Decision(action=tuple(row)) for row in actions.tolist()]
 
 
 # Descents per tree and round of the AlphaZero player (virtual loss, `arena_bots.mcts`): a worker's

@@ -41,6 +41,12 @@ def test_engines_prints_the_unlike_and_the_like_for_like_ratios():
         assert "OpenSpiel gomoku" in out
 
 
+def test_csb_prints_batched_against_one_race_at_a_time():
+    out = run_quick("csb.py")
+    assert "batched/one race: " in out
+    assert "batched/step: " in out
+
+
 def test_host_prints_its_overhead_ratios():
     out = run_quick("host.py")
     assert "host start-up (shm)" in out

@@ -13,8 +13,17 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.loading import house_player
 from arena_bots.match import MatchSetup, Request, play, play_many
-from arena_bots.players import SEARCH_LEAVES, GreedyPlayer, MctsPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.players import (
+    SEARCH_LEAVES,
+    GreedyPlayer,
+    MctsPlayer,
+    RacerPlayer,
+    RandomPlayer,
+    SamplePlayer,
+    UctPlayer,
+)
 from arena_games.api import Game, GameSpec
 
 LEGAL = {"angle": [True, True, False, True], "thrust": [False, True, True]}
@@ -105,6 +114,35 @@ def test_greedy_dqn_takes_the_argmax_of_each_head() -> None:
     assert top[0]["action"] == [0, 2]
     assert len(top) == 6
     assert top[0]["share"] >= top[1]["share"]
+
+
+def test_greedy_dqn_plays_csb_four_heads_per_seat_both_seats_in_one_call() -> None:
+    """CSB's action is 4 heads (angle, thrust per pod), both seats act each turn; a spent BOOST is masked."""
+    game = registered_game("csb")
+    q_values = {f"q_{head}": np.arange(size, dtype=np.float32) for head, size in game.spec.heads.items()}
+    for head in ("q_thrust0", "q_thrust1"):
+        q_values[head][-2] = 100.0  # BOOST is the favourite; SHIELD (last) the runner-up
+    backend = FixedBackend(q_values)
+    player = GreedyPlayer(backend, head_kind="q")
+    state = game.init(4, None)
+    requests = [Request(state, seat, np.random.default_rng(seat)) for seat in (0, 1)]
+    assert [d.action for d in player.decide(game, requests)] == [(36, 50, 36, 50)] * 2
+    boosted = game.step(state, [(18, 50, 18, 0), (18, 0, 18, 0)])  # player 0's first pod boosts
+    decisions = player.decide(game, [Request(boosted, seat, np.random.default_rng(seat)) for seat in (0, 1)])
+    assert [d.action for d in decisions] == [(36, 51, 36, 50), (36, 50, 36, 50)]
+    assert backend.calls == 2
+
+
+def test_the_racer_house_bot_beats_random_at_csb_and_plays_nothing_else() -> None:
+    game = registered_game("csb")
+    racer = house_player("racer", simulations=1)
+    assert isinstance(racer, RacerPlayer)
+    for seats, winner in (((racer, RandomPlayer()), 0), ((RandomPlayer(), racer), 1)):
+        result = play(game, seats, seed=11)
+        assert result.forfeit is None
+        assert result.returns[winner] == 1.0
+    with pytest.raises(ValueError, match="plays csb only"):
+        racer.decide(registered_game("bobail"), requests_for(registered_game("bobail"), 1))
 
 
 def test_sample_follows_the_softmax_at_its_temperature() -> None:

@@ -18,11 +18,11 @@ import numpy as np
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.match import MatchSetup, Player, play_many
-from arena_bots.players import MctsPlayer, RandomPlayer, UctPlayer
+from arena_bots.players import MctsPlayer, RacerPlayer, RandomPlayer, UctPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 
-UCT, RANDOM = "uct", "random"  # the house bots' names in ratings
+UCT, RANDOM, RACER = "uct", "random", "racer"  # the house bots' names in ratings (RACER: CSB only)
 HOUSE_BOTS = (UCT, RANDOM)
 
 
@@ -60,8 +60,11 @@ def network_player(name: str, model: bytes, game: Game, simulations: int, c_puct
 
 
 def house_player(name: str, simulations: int) -> Player:
-    """A house bot by rating name: UCT with random rollouts at `simulations`, or uniform random."""
-    return UctPlayer(simulations=simulations, name=name) if name == UCT else RandomPlayer(name=name)
+    """A house bot by rating name: UCT with random rollouts at `simulations`, CSB's heuristic racer,
+    or uniform random."""
+    if name == UCT:
+        return UctPlayer(simulations=simulations, name=name)
+    return RacerPlayer(name=name) if name == RACER else RandomPlayer(name=name)
 
 
 def play_pairs(

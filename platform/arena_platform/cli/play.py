@@ -114,7 +114,10 @@ def _player(spec: str, game: Game, args: argparse.Namespace, simulations: int, m
     """The house bot named `spec`, or the ONNX file at `spec` validated as an upload and served as a
     worker serves it. A rejected file prints its report and raises UsageError."""
     if spec in HOUSE_KINDS:
-        return house_player(spec, simulations=simulations)
+        try:
+            return house_player(spec, simulations=simulations, game=game.name)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     path = Path(spec)
     if not path.is_file():
         raise UsageError(f"{spec!r} is neither a house bot ({', '.join(HOUSE_KINDS)}) nor an ONNX file")
