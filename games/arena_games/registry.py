@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from arena_games import bobail, pente, spring2021
+from arena_games import bobail, pente, smash, spring2021
 from arena_games.api import Game, GameError
 
-GAMES: dict[str, Game] = {game.spec.name: game for game in (bobail.GAME, pente.GAME, spring2021.GAME)}
+GAMES: dict[str, Game] = {
+    game.spec.name: game for game in (bobail.GAME, pente.GAME, smash.GAME, spring2021.GAME)
+}
 
 
 class UnknownGame(GameError):
