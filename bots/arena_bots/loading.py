@@ -10,19 +10,22 @@ from __future__ import annotations
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.manifest import Manifest
 from arena_bots.match import Player
-from arena_bots.players import GreedyPlayer, MctsPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.players import ChainPlayer, GreedyPlayer, MctsPlayer, RandomPlayer, SamplePlayer, UctPlayer
 from arena_bots.runtime import InferenceBackend
 from arena_games.registry import get_game
 
-HOUSE_KINDS = ("random", "uct")
+HOUSE_KINDS = ("random", "uct", "chain")
 
 
 def house_player(kind: str, *, simulations: int, name: str | None = None) -> Player:
-    """A house bot: `random` (uniform legal moves) or `uct` (UCT with random rollouts)."""
+    """A house bot: `random` (uniform legal moves), `uct` (UCT with random rollouts) or `chain`
+    (Smash the Code only: greedy for chains, `ChainPlayer`; `simulations` is not used)."""
     if kind == "random":
         return RandomPlayer(name=name or kind)
     if kind == "uct":
         return UctPlayer(simulations=simulations, name=name or kind)
+    if kind == "chain":
+        return ChainPlayer(name=name or kind)
     raise ValueError(f"unknown house bot {kind!r} (known: {', '.join(HOUSE_KINDS)})")
 
 

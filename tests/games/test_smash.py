@@ -267,7 +267,7 @@ def test_the_batched_chain_loop_matches_the_reference_simulator():
     cases = reference_cases()
     wells = np.stack([playouts.well_array(reference_well(case["well"]), WIDTH) for case in cases])
     actions = np.array([rules.placement_index(WIDTH, case["column"], case["rotation"]) for case in cases])
-    playouts._place(wells, np.array([case["pair"] for case in cases]), actions)
+    playouts.place_many(wells, np.array([case["pair"] for case in cases]), actions)
     points, chains = playouts.resolve_many(wells)
     assert points.tolist() == [case["points"] for case in cases]
     assert chains.tolist() == [case["chains"] for case in cases]

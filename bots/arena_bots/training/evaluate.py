@@ -16,9 +16,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from arena_bots import loading
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.match import MatchSetup, Player, play_many
-from arena_bots.players import MctsPlayer, RandomPlayer, UctPlayer
+from arena_bots.players import MctsPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 
@@ -60,8 +61,9 @@ def network_player(name: str, model: bytes, game: Game, simulations: int, c_puct
 
 
 def house_player(name: str, simulations: int) -> Player:
-    """A house bot by rating name: UCT with random rollouts at `simulations`, or uniform random."""
-    return UctPlayer(simulations=simulations, name=name) if name == UCT else RandomPlayer(name=name)
+    """A house bot by its kind, which is its rating name (`arena_bots.loading.HOUSE_KINDS`): UCT with
+    random rollouts at `simulations`, uniform random, or Smash the Code's chain builder."""
+    return loading.house_player(name, simulations=simulations)
 
 
 def play_pairs(

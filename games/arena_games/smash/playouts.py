@@ -104,7 +104,7 @@ def legal(cells: np.ndarray) -> np.ndarray:
     return np.where(offsets == 0, a <= HEIGHT - 2, (a < HEIGHT) & (b < HEIGHT))
 
 
-def _place(wells: np.ndarray, pairs: np.ndarray, actions: np.ndarray) -> None:
+def place_many(wells: np.ndarray, pairs: np.ndarray, actions: np.ndarray) -> None:
     """Drop pairs (k, 2) into wells (k, HEIGHT, width) in place by placement indices (k,)."""
     columns, offsets, rotations = _tables(wells.shape[-1])
     k = np.arange(wells.shape[0])
@@ -199,7 +199,7 @@ def step_many(batch: Batch, rows: np.ndarray, actions: np.ndarray) -> None:
     m = rows.size
     wells = batch.cells[rows].reshape(2 * m, HEIGHT, -1)
     pairs = np.repeat(batch.pairs[rows, batch.turns[rows]], 2, axis=0)
-    _place(wells, pairs, actions.reshape(-1))
+    place_many(wells, pairs, actions.reshape(-1))
     points, _ = resolve_many(wells)
     points = points.reshape(m, 2)
     batch.scores[rows] += points
