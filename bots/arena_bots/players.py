@@ -154,15 +154,19 @@ class ChainPlayer:
         well, width = state.wells[player], state.config.width
         actions = np.flatnonzero(smash_rules.legal_placements(well))
         wells = np.repeat(smash_batch.well_array(well, width)[None], actions.size, axis=0)
-        smash_batch.place_many(wells, np.tile(state.pairs[state.turn], (actions.size, 1)), actions)
-        points, _ = smash_batch.resolve_many(wells)
+        landed = smash_batch.place_many(wells, np.tile(state.pairs[state.turn], (actions.size, 1)), actions)
+        points, _ = smash_batch.resolve_many(wells, landed)
         height = smash_batch.heights(wells)  # (k, width)
         # One more block of each colour in each column with room: wells (k, width, colours, H, W).
         shape = (actions.size, width, smash_rules.COLOURS, *wells.shape[1:])
         probes = np.broadcast_to(wells[:, None, None], shape).copy()
         k, x, c = np.nonzero(np.broadcast_to((height < smash_rules.HEIGHT)[:, :, None], shape[:3]))
         probes[k, x, c, height[k, x], x] = c + 1
-        potential, _ = smash_batch.resolve_many(probes.reshape(-1, *wells.shape[1:]))
+        added = np.zeros(shape, dtype=bool)
+        added[k, x, c, height[k, x], x] = True
+        potential, _ = smash_batch.resolve_many(
+            probes.reshape(-1, *wells.shape[1:]), added.reshape(-1, *wells.shape[1:])
+        )
         danger = np.maximum(height.max(axis=1) - self.safe_height, 0)
         values = np.full(len(smash_rules.placements(width)), -np.inf)
         values[actions] = (

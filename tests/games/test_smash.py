@@ -267,8 +267,8 @@ def test_the_batched_chain_loop_matches_the_reference_simulator():
     cases = reference_cases()
     wells = np.stack([playouts.well_array(reference_well(case["well"]), WIDTH) for case in cases])
     actions = np.array([rules.placement_index(WIDTH, case["column"], case["rotation"]) for case in cases])
-    playouts.place_many(wells, np.array([case["pair"] for case in cases]), actions)
-    points, chains = playouts.resolve_many(wells)
+    landed = playouts.place_many(wells, np.array([case["pair"] for case in cases]), actions)
+    points, chains = playouts.resolve_many(wells, landed)  # only wells that `might_clear` are labelled
     assert points.tolist() == [case["points"] for case in cases]
     assert chains.tolist() == [case["chains"] for case in cases]
     expected = [playouts.well_array(reference_well(case["after"]), WIDTH) for case in cases]

@@ -104,8 +104,9 @@ def legal(cells: np.ndarray) -> np.ndarray:
     return np.where(offsets == 0, a <= HEIGHT - 2, (a < HEIGHT) & (b < HEIGHT))
 
 
-def place_many(wells: np.ndarray, pairs: np.ndarray, actions: np.ndarray) -> None:
-    """Drop pairs (k, 2) into wells (k, HEIGHT, width) in place by placement indices (k,)."""
+def place_many(wells: np.ndarray, pairs: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Drop pairs (k, 2) into wells (k, HEIGHT, width) in place by placement indices (k,); bool
+    (k, HEIGHT, width): the two cells where the blocks landed."""
     columns, offsets, rotations = _tables(wells.shape[-1])
     k = np.arange(wells.shape[0])
     height = heights(wells)
@@ -115,6 +116,32 @@ def place_many(wells: np.ndarray, pairs: np.ndarray, actions: np.ndarray) -> Non
     b_row = b_row + (rotation == 1)  # A lands first, B above it
     wells[k, a_row, a_column] = pairs[:, 0]
     wells[k, b_row, b_column] = pairs[:, 1]
+    landed = np.zeros(wells.shape, dtype=bool)
+    landed[k, a_row, a_column] = landed[k, b_row, b_column] = True
+    return landed
+
+
+def might_clear(wells: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """bool (k,): the wells (k, HEIGHT, width) that may hold a group of 4+, given that every such
+    group contains a cell of `new` (bool, same shape): the blocks just added to a settled well.
+
+    A connected group of 4+ cells holds 4 cells within 3 steps of any of its cells, so a group
+    through a new block shows as 4+ same-coloured cells reached in 3 steps from the new blocks
+    (a few bool shifts, much cheaper than labelling). False positives only (the new blocks'
+    groups are counted together), never false negatives.
+    """
+    coloured = wells > SKULL
+    same_up = coloured[:, :-1] & (wells[:, :-1] == wells[:, 1:])
+    same_right = coloured[:, :, :-1] & (wells[:, :, :-1] == wells[:, :, 1:])
+    reached = new & coloured
+    for _ in range(GROUP - 1):
+        grown = reached.copy()
+        grown[:, 1:] |= reached[:, :-1] & same_up
+        grown[:, :-1] |= reached[:, 1:] & same_up
+        grown[:, :, 1:] |= reached[:, :, :-1] & same_right
+        grown[:, :, :-1] |= reached[:, :, 1:] & same_right
+        reached = grown
+    return np.count_nonzero(reached, axis=(1, 2)) >= GROUP
 
 
 def _labels(wells: np.ndarray) -> np.ndarray:
@@ -178,11 +205,14 @@ def _clear_step(wells: np.ndarray, steps: np.ndarray) -> np.ndarray:
     return np.where(blocks > 0, 10 * blocks * bonus, 0)
 
 
-def resolve_many(wells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The chain loop in every well (k, HEIGHT, width), in place: int64 (k,) points and chain steps."""
+def resolve_many(wells: np.ndarray, new: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The chain loop in every well (k, HEIGHT, width), in place: int64 (k,) points and chain steps.
+
+    `new` (bool, the wells' shape), when given, marks the blocks just added to settled wells: only
+    wells where `might_clear` are then labelled."""
     k = wells.shape[0]
     points, steps = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-    active = np.arange(k)
+    active = np.arange(k) if new is None else np.flatnonzero(might_clear(wells, new))
     while active.size:
         part = wells[active]
         gained = _clear_step(part, steps[active])
@@ -199,8 +229,7 @@ def step_many(batch: Batch, rows: np.ndarray, actions: np.ndarray) -> None:
     m = rows.size
     wells = batch.cells[rows].reshape(2 * m, HEIGHT, -1)
     pairs = np.repeat(batch.pairs[rows, batch.turns[rows]], 2, axis=0)
-    place_many(wells, pairs, actions.reshape(-1))
-    points, _ = resolve_many(wells)
+    points, _ = resolve_many(wells, place_many(wells, pairs, actions.reshape(-1)))
     points = points.reshape(m, 2)
     batch.scores[rows] += points
     unsent = batch.unsent[rows] + points
