@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_games.api import BadConfig, BadStateDict, Config, IllegalAction, merge_config
+from arena_games.api import BadConfig, BadStateDict, Config, IllegalAction, merge_config, one_index
 
 GAME_NAME = "smash"
 HEIGHT = 12  # rows of a well
@@ -343,7 +343,7 @@ def step(state: SmashState, joint: Sequence[Sequence[int]]) -> SmashState:
 def _actions(state: SmashState, joint: Sequence[Sequence[int]]) -> tuple[int, int]:
     """The two placement indices of `joint`; IllegalAction if malformed or not legal."""
     try:
-        indices = [_index(action) for action in joint]
+        indices = [one_index(action) for action in joint]
     except (TypeError, ValueError):
         indices = None
     if state.is_over or indices is None or len(indices) != 2:
@@ -359,13 +359,6 @@ def _actions(state: SmashState, joint: Sequence[Sequence[int]]) -> tuple[int, in
                 f"legal placements: {np.flatnonzero(mask).tolist()}"
             )
     return indices[0], indices[1]
-
-
-def _index(action: Sequence[int]) -> int:
-    (index,) = action
-    if isinstance(index, bool) or not isinstance(index, int | np.integer):
-        raise TypeError("not an index")
-    return int(index)
 
 
 # --- the end ------------------------------------------------------------------------------------------
