@@ -26,6 +26,7 @@ from arena_bots.players import (
     SamplePlayer,
     UctPlayer,
 )
+from arena_bots.runtime import InProcessSession
 from arena_games.api import Game, GameSpec
 
 LEGAL = {"angle": [True, True, False, True], "thrust": [False, True, True]}
@@ -345,3 +346,16 @@ def test_uct_searches_smash_simultaneously_to_the_turn_limit() -> None:
     assert result.forfeit is None
     assert "turn limit 4 reached" in result.end_reason
     assert all(insight["simulations"] == 8 for insight in search_insights(result.replay.steps))
+
+
+def test_network_players_search_greedy_and_sample_at_smash() -> None:
+    smash = registered_game("smash")
+    session = InProcessSession(tiny_network(smash), threads=1)
+    mcts = MctsPlayer(NetworkEvaluator(session, smash), simulations=8)
+    setups = [
+        MatchSetup(players=(mcts, GreedyPlayer(session)), seed=1, config={"TURN_LIMIT": 5}),
+        MatchSetup(players=(SamplePlayer(session), ChainPlayer()), seed=2, config={"TURN_LIMIT": 5}),
+    ]
+    for result in play_many(smash, setups):
+        assert result.forfeit is None
+        assert result.end_reason
