@@ -359,14 +359,14 @@ def test_the_batched_engine_plays_the_golden_turns_as_the_rules():
     assert np.array_equal(playouts.batch_returns(batch), returns)
 
 
-def test_playouts_draw_from_each_games_own_generator():
-    starts = [rules.init(seed) for seed in range(6)]
-    together = playouts.playouts(starts, [np.random.default_rng(seed) for seed in range(6)])
-    alone = [
-        playouts.playouts([state], [np.random.default_rng(seed)])[0] for seed, state in enumerate(starts)
-    ]
+def test_playouts_draw_from_each_games_own_generator_batched_or_looped():
+    count = 2 * playouts.LOOPED_BELOW  # batched together; alone, each is played by the rules in a loop
+    starts = [rules.init(seed) for seed in range(count)]
+    together = playouts.playouts(starts, [np.random.default_rng(seed) for seed in range(count)])
+    alone = [playouts.playouts([s], [np.random.default_rng(seed)])[0] for seed, s in enumerate(starts)]
     assert np.array_equal(together, np.stack(alone))
-    assert set(together[:, 0].tolist()) <= {-1.0, 0.0, 1.0}
+    assert {-1.0, 1.0} <= set(together[:, 0].tolist()) <= {-1.0, 0.0, 1.0}
+    assert playouts.playouts([], []).shape == (0, 2)
 
 
 # --- the inputs, the view, the config, JSON ---------------------------------------------------------
