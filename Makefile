@@ -39,6 +39,7 @@ lint: $(INSTALLED)
 bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/engines.py
 	$(BIN)/python bench/csb.py
+	$(BIN)/python bench/smash.py
 	$(BIN)/python bench/host.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/worker.py

@@ -10,24 +10,36 @@ from __future__ import annotations
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.manifest import Manifest
 from arena_bots.match import Player
-from arena_bots.players import GreedyPlayer, MctsPlayer, RacerPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.players import (
+    ChainPlayer,
+    GreedyPlayer,
+    MctsPlayer,
+    RacerPlayer,
+    RandomPlayer,
+    SamplePlayer,
+    UctPlayer,
+)
 from arena_bots.runtime import InferenceBackend
 from arena_games.registry import get_game
 
-HOUSE_KINDS = ("random", "uct", "racer")
+HOUSE_KINDS = ("random", "uct", "racer", "chain")
+GAME_HOUSE_BOTS = {"racer": "csb", "chain": "smash"}  # house bots that play one game only
 
 
 def house_player(kind: str, *, simulations: int, name: str | None = None, game: str | None = None) -> Player:
-    """A house bot: `random` (uniform legal moves), `uct` (UCT with random rollouts) or `racer`
-    (Coders Strike Back's heuristic racer). Given `game`, a bot that cannot play it is a ValueError."""
-    if kind == "racer" and game not in (None, "csb"):
-        raise ValueError(f"the house bot racer plays csb only, not {game}")
+    """A house bot: `random` (uniform legal moves), `uct` (UCT with random rollouts; `simulations`
+    is its budget), `racer` (Coders Strike Back's heuristic racer) or `chain` (Smash the Code's
+    greedy chain builder). Given `game`, a bot that cannot play it is a ValueError."""
+    if kind in GAME_HOUSE_BOTS and game not in (None, GAME_HOUSE_BOTS[kind]):
+        raise ValueError(f"the house bot {kind} plays {GAME_HOUSE_BOTS[kind]} only, not {game}")
     if kind == "random":
         return RandomPlayer(name=name or kind)
     if kind == "racer":
         return RacerPlayer(name=name or kind)
     if kind == "uct":
         return UctPlayer(simulations=simulations, name=name or kind)
+    if kind == "chain":
+        return ChainPlayer(name=name or kind)
     raise ValueError(f"unknown house bot {kind!r} (known: {', '.join(HOUSE_KINDS)})")
 
 

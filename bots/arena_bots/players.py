@@ -26,6 +26,8 @@ from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action
 from arena_games.api import Game
 from arena_games.csb import playouts as csb_playouts
 from arena_games.csb import rules as csb_rules
+from arena_games.smash import playouts as smash_batch
+from arena_games.smash import rules as smash_rules
 
 
 class RandomPlayer:
@@ -135,6 +137,65 @@ class UctPlayer:
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         results = search(game, self.evaluator, requests, self.config)
         return [_search_decision(result, 0.0, r.rng) for result, r in zip(results, requests, strict=True)]
+
+
+class ChainPlayer:
+    """House bot for Smash the Code: greedy for chains, the baseline a Smash bot must beat.
+
+    Each legal placement of this turn's pair is valued by the points it scores now, plus
+    `potential_weight` times the most that one more block (any colour, any column) could then
+    set off (the chain the well holds ready), less `height_penalty` per row of the tallest column
+    above `safe_height`; the best value is played (the lowest index on a tie). So it builds
+    chains while the well is low and fires them when what it holds is worth more than what it
+    would keep. One batched chain loop per decision (`arena_games.smash.playouts`).
+    """
+
+    def __init__(
+        self,
+        *,
+        potential_weight: float = 0.5,
+        height_penalty: float = 40.0,
+        safe_height: int = 8,
+        name: str = "chain",
+    ) -> None:
+        self.name = name
+        self.potential_weight = potential_weight
+        self.height_penalty = height_penalty
+        self.safe_height = safe_height
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        if not game.name.startswith(smash_rules.GAME_NAME):
+            return [
+                Decision(action=None, fault=f"the {self.name} house bot plays only Smash the Code")
+            ] * len(requests)
+        return [Decision(action=(int(np.argmax(self.values(r.state, r.player))),)) for r in requests]
+
+    def values(self, state: smash_rules.SmashState, player: int) -> np.ndarray:
+        """float64 (placements,): each placement's value for `player` as above; -inf where illegal."""
+        well, width = state.wells[player], state.config.width
+        actions = np.flatnonzero(smash_rules.legal_placements(well))
+        wells = np.repeat(smash_batch.well_array(well, width)[None], actions.size, axis=0)
+        landed = smash_batch.place_many(wells, np.tile(state.pairs[state.turn], (actions.size, 1)), actions)
+        points, _ = smash_batch.resolve_many(wells, landed)
+        height = smash_batch.heights(wells)  # (k, width)
+        # One more block of each colour in each column with room: wells (k, width, colours, H, W).
+        shape = (actions.size, width, smash_rules.COLOURS, *wells.shape[1:])
+        probes = np.broadcast_to(wells[:, None, None], shape).copy()
+        k, x, c = np.nonzero(np.broadcast_to((height < smash_rules.HEIGHT)[:, :, None], shape[:3]))
+        probes[k, x, c, height[k, x], x] = c + 1
+        added = np.zeros(shape, dtype=bool)
+        added[k, x, c, height[k, x], x] = True
+        potential, _ = smash_batch.resolve_many(
+            probes.reshape(-1, *wells.shape[1:]), added.reshape(-1, *wells.shape[1:])
+        )
+        danger = np.maximum(height.max(axis=1) - self.safe_height, 0)
+        values = np.full(len(smash_rules.placements(width)), -np.inf)
+        values[actions] = (
+            points
+            + self.potential_weight * potential.reshape(actions.size, -1).max(axis=1)
+            - self.height_penalty * danger
+        )
+        return values
 
 
 def _search_decision(result: SearchResult, temperature: float, rng: np.random.Generator) -> Decision:

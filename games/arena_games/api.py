@@ -158,6 +158,14 @@ class Game(Generic[State]):
         return results
 
 
+def one_index(action: Sequence[int]) -> int:
+    """The index of a one-head action such as (37,); TypeError or ValueError if it is not one integer."""
+    (index,) = action
+    if isinstance(index, bool) or not isinstance(index, int | np.integer):
+        raise TypeError("not an index")
+    return int(index)
+
+
 def merge_config(defaults: Mapping[str, Any], overrides: Config | None, game: str) -> dict[str, Any]:
     """Defaults updated by overrides; an unknown key or a value of the wrong type is BadConfig."""
     merged = dict(defaults)

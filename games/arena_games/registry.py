@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from arena_games import bobail, csb, pente, spring2021
+from arena_games import bobail, csb, pente, smash, spring2021
 from arena_games.api import Game, GameError
 
 GAMES: dict[str, Game] = {
-    game.spec.name: game for game in (bobail.GAME, csb.GAME, pente.GAME, spring2021.GAME)
+    game.spec.name: game for game in (bobail.GAME, csb.GAME, pente.GAME, smash.GAME, spring2021.GAME)
 }
 
 

@@ -47,6 +47,12 @@ def test_csb_prints_batched_against_one_race_at_a_time():
     assert "batched/step: " in out
 
 
+def test_smash_prints_the_batched_and_the_like_for_like_ratios():
+    out = run_quick("smash.py")
+    assert "batched/loop (N games vs 1: not like for like)" in out
+    assert "1 game batched/loop (like for like)" in out
+
+
 def test_host_prints_its_overhead_ratios():
     out = run_quick("host.py")
     assert "host start-up (shm)" in out

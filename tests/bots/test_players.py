@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -17,6 +19,7 @@ from arena_bots.loading import house_player
 from arena_bots.match import MatchSetup, Request, play, play_many
 from arena_bots.players import (
     SEARCH_LEAVES,
+    ChainPlayer,
     GreedyPlayer,
     MctsPlayer,
     RacerPlayer,
@@ -24,6 +27,7 @@ from arena_bots.players import (
     SamplePlayer,
     UctPlayer,
 )
+from arena_bots.runtime import InProcessSession
 from arena_games.api import Game, GameSpec
 
 LEGAL = {"angle": [True, True, False, True], "thrust": [False, True, True]}
@@ -334,3 +338,54 @@ def test_mcts_with_a_hosted_network_plays_a_pairing(name: str, simulations: int)
         insights = search_insights(result.replay.steps)
         assert insights, f"mcts in seat {seat}"
         assert all(-1 <= insight["value"] <= 1 for insight in insights)
+
+
+# --- Smash the Code's chain builder ---------------------------------------------------------------
+
+
+def smash_state(rows: Sequence[str], pair: tuple[int, int]) -> Any:
+    """Turn 0 of Smash with player 0's well given by its lowest rows (top first) and this pair."""
+    smash_rules = importlib.import_module("arena_games.smash.rules")
+    start = smash_rules.init(0)
+    well = smash_rules.well_from_rows(["......"] * (12 - len(rows)) + list(rows), 6)
+    return dataclasses.replace(start, pairs=(pair, *start.pairs[1:]), wells=(well, start.wells[1]))
+
+
+def test_the_chain_bot_fires_a_ready_three_step_chain() -> None:
+    smash = registered_game("smash")
+    state = smash_state([".3....", ".3....", "41....", "12....", "12....", "12.3.."], (2, 3))
+    (decision,) = ChainPlayer().decide(smash, [Request(state, 0, np.random.default_rng(0))])
+    assert decision.action == (7,)  # column 2, B on top (placement 5 + 2): 1000 points
+
+
+def test_the_chain_bot_beats_random_and_plays_only_smash() -> None:
+    smash = registered_game("smash")
+    chain = house_player("chain", simulations=1)
+    results = play_many(
+        smash,
+        [MatchSetup(players=seats, seed=4) for seats in ((chain, RandomPlayer()), (RandomPlayer(), chain))],
+    )
+    assert [result.returns for result in results] == [(1.0, -1.0), (-1.0, 1.0)]
+    (refused,) = chain.decide(registered_game("bobail"), requests_for(registered_game("bobail"), 1))
+    assert refused.fault == "the chain house bot plays only Smash the Code"
+
+
+def test_uct_searches_smash_simultaneously_to_the_turn_limit() -> None:
+    smash = registered_game("smash")
+    result = play(smash, [UctPlayer(simulations=8), ChainPlayer()], seed=2, config={"TURN_LIMIT": 4})
+    assert result.forfeit is None
+    assert "turn limit 4 reached" in result.end_reason
+    assert all(insight["simulations"] == 8 for insight in search_insights(result.replay.steps))
+
+
+def test_network_players_search_greedy_and_sample_at_smash() -> None:
+    smash = registered_game("smash")
+    session = InProcessSession(tiny_network(smash), threads=1)
+    mcts = MctsPlayer(NetworkEvaluator(session, smash), simulations=8)
+    setups = [
+        MatchSetup(players=(mcts, GreedyPlayer(session)), seed=1, config={"TURN_LIMIT": 5}),
+        MatchSetup(players=(SamplePlayer(session), ChainPlayer()), seed=2, config={"TURN_LIMIT": 5}),
+    ]
+    for result in play_many(smash, setups):
+        assert result.forfeit is None
+        assert result.end_reason

@@ -15,5 +15,5 @@ def test_game_passes_the_conformance_check(name):
 
 
 def test_unknown_game_names_the_known_ones():
-    with pytest.raises(UnknownGame, match="known games: bobail, csb, pente, spring2021"):
+    with pytest.raises(UnknownGame, match="known games: bobail, csb, pente, smash, spring2021"):
         get_game("chess")

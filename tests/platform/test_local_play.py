@@ -118,7 +118,7 @@ def test_a_bad_onnx_file_prints_the_upload_report_and_fails(tmp_path, capsys):
 
 def test_a_player_that_is_neither_a_house_bot_nor_a_file_is_named(tmp_path, capsys):
     assert cli.main(["play", "--game", "bobail", "--players", "uct", str(tmp_path / "missing.onnx")]) == 2
-    assert "is neither a house bot (random, uct, racer) nor an ONNX file" in capsys.readouterr().err
+    assert "is neither a house bot (random, uct, racer, chain) nor an ONNX file" in capsys.readouterr().err
 
 
 def test_the_racer_house_bot_plays_csb_only(capsys):

@@ -16,13 +16,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from arena_bots import loading
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.match import MatchSetup, Player, play_many
-from arena_bots.players import MctsPlayer, RacerPlayer, RandomPlayer, UctPlayer
+from arena_bots.players import MctsPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 
-UCT, RANDOM, RACER = "uct", "random", "racer"  # the house bots' names in ratings (RACER: CSB only)
+UCT, RANDOM = "uct", "random"  # the house bots' names in ratings
 HOUSE_BOTS = (UCT, RANDOM)
 
 
@@ -60,11 +61,9 @@ def network_player(name: str, model: bytes, game: Game, simulations: int, c_puct
 
 
 def house_player(name: str, simulations: int) -> Player:
-    """A house bot by rating name: UCT with random rollouts at `simulations`, CSB's heuristic racer,
-    or uniform random."""
-    if name == UCT:
-        return UctPlayer(simulations=simulations, name=name)
-    return RacerPlayer(name=name) if name == RACER else RandomPlayer(name=name)
+    """A house bot by its kind, which is its rating name (`arena_bots.loading.HOUSE_KINDS`): UCT with
+    random rollouts at `simulations`, uniform random, or Smash the Code's chain builder."""
+    return loading.house_player(name, simulations=simulations)
 
 
 def play_pairs(

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_games.api import BadConfig, BadStateDict, Config, IllegalAction, merge_config
+from arena_games.api import BadConfig, BadStateDict, Config, IllegalAction, merge_config, one_index
 from arena_games.spring2021.board import (
     NUM_CELLS,
     RICHNESS_BONUS,
@@ -488,7 +488,7 @@ def _commands(state: SpringState, joint: Sequence[Sequence[int]]) -> dict[int, C
     """The commands of a joint action of legal indices, by player; IllegalAction otherwise."""
     players = to_move(state)
     try:
-        indices = [_index(action) for action in joint]
+        indices = [one_index(action) for action in joint]
     except (TypeError, ValueError):
         indices = None
     if indices is None or len(indices) != len(players):
@@ -499,13 +499,6 @@ def _commands(state: SpringState, joint: Sequence[Sequence[int]]) -> dict[int, C
     return {
         player: action_command(state, player, index) for player, index in zip(players, indices, strict=True)
     }
-
-
-def _index(action: Sequence[int]) -> int:
-    (index,) = action
-    if isinstance(index, bool) or not isinstance(index, int | np.integer):
-        raise TypeError("not an index")
-    return int(index)
 
 
 # --- the end ----------------------------------------------------------------------------------------

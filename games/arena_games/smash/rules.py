@@ -1,0 +1,495 @@
+"""Smash the Code's rules (../shared/games/smash_the_code.md) as pure functions, width-generic.
+
+Wells. Each player has a well of `width` columns (6 by default) and HEIGHT = 12 rows. A well is a
+tuple of columns, column x a tuple of its cells from the bottom up (so gravity is built in: a
+column never has a hole). A cell is SKULL (0) or a colour 1..5; the empty cells above a column's
+top are simply absent. In JSON and text, rows run top (row 0) to bottom (row 11), as in the
+contest's protocol: '.' empty, '0' skull, '1'..'5' colours.
+
+Pairs. Both players play the same seeded sequence of colour pairs (A, B), each colour uniform in
+1..5 (the contest's generator is not public). `init` draws the whole sequence (turn_limit +
+QUEUE - 1 pairs), so the state holds it; the players see QUEUE = 8 pairs (this turn's and 7 more).
+A search that steps states reads the real later pairs: it plays with the future known
+(both seats alike), which the contest did not show.
+
+Actions: one head "place" of 4 * width - 2 placements (22 at width 6), packed rotation-major:
+rotation 0 (B right of A) at columns 0..width-2, then rotation 1 (B on top of A) at 0..width-1,
+rotation 2 (B left of A) at 1..width-1, rotation 3 (B below A) at 0..width-1 (`placement` decodes
+an index into (column, rotation)). A placement is legal when its columns have room: two free cells
+for a vertical pair, one in each column for a horizontal one. Each block falls on its own.
+
+A turn (one `step`, both players at once):
+  1. each player's pair lands in its own well, then its chain resolves (`resolve`): every group of
+     4+ orthogonally connected blocks of one colour clears at once, with every skull next to a
+     cleared block; the rest falls; repeat. A step scores 10 * B * clamp(CP + CB + GB, 1, 999):
+     B coloured blocks cleared, CP the chain power (0, 8, 16, 32, ... for steps 1, 2, 3, 4, ...),
+     CB the colour bonus (0, 2, 4, 8, 16 for 1..5 colours), GB the group bonus (size - 4 per group,
+     8 for 11+ blocks);
+  2. nuisance: each player's new points are added to its `unsent` points (scored, not yet sent
+     as skulls); every 420 of them (6 nuisance points of 70) send one line of skulls to the
+     opponent; the remainder stays (the garbage meter: unsent / 70 nuisance points). With
+     NUISANCE_OFFSET, the two players' unsent points first cancel each other (Puyo Puyo's
+     offsetting; off by default, the spec's reading of the contest);
+  3. the lines drop on the opponent's well at once: one skull per column and line; skulls that do
+     not fit are lost and the well has overflowed: its owner loses (the spec's default, §9 Q4);
+  4. the turn counter moves on (and with it the pair queue); a player left with no legal placement
+     for the new pair has topped out and loses.
+Both losing on the same turn is a draw. Otherwise at TURN_LIMIT turns (200 by default) the higher
+score wins, equal scores draw.
+
+Where the spec was unsure, this follows brokenmass/smash-the-code's contest-era simulator
+(GameMap.js), which tests/games/data/smash_reference.json was generated from: placement legality,
+the chain loop and its scoring (group bonus size - 4 up to size 10, 8 from 11).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from arena_games.api import BadConfig, BadStateDict, Config, IllegalAction, merge_config, one_index
+
+GAME_NAME = "smash"
+HEIGHT = 12  # rows of a well
+COLOURS = 5  # colours 1..COLOURS
+SKULL = 0
+QUEUE = 8  # pairs the players see: this turn's and the next 7
+GROUP = 4  # blocks of one colour that clear
+POINTS_PER_NUISANCE = 70
+NUISANCE_PER_LINE = 6
+POINTS_PER_LINE = POINTS_PER_NUISANCE * NUISANCE_PER_LINE  # 420
+COLOUR_BONUS = (0, 0, 2, 4, 8, 16)  # by the number of distinct colours cleared in a step
+MAX_TURN_LIMIT = 200
+DEFAULT_WIDTH = 6
+# Loss reasons per player ("" while it has not lost).
+BLOCKED, OVERFLOW = "blocked", "overflow"
+LOSSES = ("", BLOCKED, OVERFLOW)
+CELL_CHARS = ".012345"  # JSON/text: '.' empty, then SKULL and the colours by value + 1
+
+Column = tuple[int, ...]  # cells from the bottom up
+Well = tuple[Column, ...]
+
+
+def default_config(width: int) -> Mapping[str, Any]:
+    """The config keys and defaults of the game `width` columns wide (WIDTH is fixed per game)."""
+    return MappingProxyType({"WIDTH": width, "TURN_LIMIT": MAX_TURN_LIMIT, "NUISANCE_OFFSET": False})
+
+
+@dataclass(frozen=True, slots=True)
+class SmashConfig:
+    width: int
+    turn_limit: int
+    nuisance_offset: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"WIDTH": self.width, "TURN_LIMIT": self.turn_limit, "NUISANCE_OFFSET": self.nuisance_offset}
+
+
+@dataclass(frozen=True, slots=True)
+class SmashState:
+    """A position: the start of turn `turn` (or the end).
+
+    `pairs` is the whole sequence of the game ((A, B) colours); pair `turn` is played now.
+    `unsent` are the score points each player has not yet sent as skulls (< 420 between turns
+    unless offsetting is on). `losses` says per player why it lost ("" if it did not).
+    `chains` is each player's chain length on the last turn (steps that cleared), for viewers.
+    """
+
+    config: SmashConfig
+    pairs: tuple[tuple[int, int], ...]
+    turn: int
+    wells: tuple[Well, Well]
+    scores: tuple[int, int]
+    unsent: tuple[int, int]
+    losses: tuple[str, str] = ("", "")
+    chains: tuple[int, int] = (0, 0)
+
+    @property
+    def is_over(self) -> bool:
+        return any(self.losses) or self.turn >= self.config.turn_limit
+
+
+# --- config and start -----------------------------------------------------------------------------
+
+
+def make_config(overrides: Config | None, width: int = DEFAULT_WIDTH) -> SmashConfig:
+    """The defaults of the `width` game updated by `overrides`; BadConfig on a bad key or value."""
+    merged = merge_config(default_config(width), overrides, GAME_NAME)
+    if merged["WIDTH"] != width:
+        raise BadConfig(
+            f"{GAME_NAME}: this game's wells are {width} wide (its inputs and actions are sized for it); "
+            f"got WIDTH {merged['WIDTH']}"
+        )
+    if not 1 <= merged["TURN_LIMIT"] <= MAX_TURN_LIMIT:
+        raise BadConfig(
+            f"{GAME_NAME}: config 'TURN_LIMIT' must be in 1..{MAX_TURN_LIMIT}, got {merged['TURN_LIMIT']}"
+        )
+    return SmashConfig(
+        width=width, turn_limit=merged["TURN_LIMIT"], nuisance_offset=merged["NUISANCE_OFFSET"]
+    )
+
+
+def init(seed: int, config: Config | None = None, *, width: int = DEFAULT_WIDTH) -> SmashState:
+    """Turn 0: empty wells, and the pair sequence of `seed` (colours uniform in 1..5)."""
+    settings = make_config(config, width)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise BadConfig(f"{GAME_NAME}: the seed must be an integer, got {seed!r}")
+    count = settings.turn_limit + QUEUE - 1
+    colours = np.random.default_rng(int(seed)).integers(1, COLOURS + 1, size=(count, 2)).tolist()
+    empty: Well = ((),) * width
+    return SmashState(
+        config=settings,
+        pairs=tuple((a, b) for a, b in colours),
+        turn=0,
+        wells=(empty, empty),
+        scores=(0, 0),
+        unsent=(0, 0),
+    )
+
+
+# --- placements ------------------------------------------------------------------------------------
+
+# Per rotation: the column offset of B from A, and the first column A may use.
+B_OFFSET = (1, 0, -1, 0)
+FIRST_COLUMN = (0, 0, 1, 0)
+
+
+@functools.cache
+def placements(width: int) -> tuple[tuple[int, int], ...]:
+    """Every placement index of a `width` well -> (column of A, rotation), rotation-major."""
+    return tuple(
+        (column, rotation)
+        for rotation in range(4)
+        for column in range(FIRST_COLUMN[rotation], width - (rotation == 0))
+    )
+
+
+def placement(width: int, action: int) -> tuple[int, int]:
+    """(column, rotation) of placement index `action`."""
+    return placements(width)[action]
+
+
+def placement_index(width: int, column: int, rotation: int) -> int:
+    """The placement index of (column, rotation); ValueError if it is off the board."""
+    return placements(width).index((column, rotation))
+
+
+def heights(well: Well) -> tuple[int, ...]:
+    return tuple(len(column) for column in well)
+
+
+def legal_placements(well: Well) -> np.ndarray:
+    """bool (4 * width - 2,): the placements that fit in `well` (their columns have room)."""
+    height = heights(well)
+    return np.array(
+        [
+            height[x] <= HEIGHT - 2
+            if B_OFFSET[r] == 0
+            else height[x] < HEIGHT and height[x + B_OFFSET[r]] < HEIGHT
+            for x, r in placements(len(well))
+        ],
+        dtype=bool,
+    )
+
+
+def place(well: Well, pair: tuple[int, int], column: int, rotation: int) -> Well:
+    """`well` with the pair dropped by (column, rotation), before any clearing; room not checked."""
+    a, b = pair
+    cells = [list(c) for c in well]
+    if rotation == 3:  # B below A
+        cells[column] += [b, a]
+    else:
+        cells[column].append(a)
+        cells[column + B_OFFSET[rotation]].append(b)
+    return tuple(tuple(c) for c in cells)
+
+
+# --- clearing and chains ---------------------------------------------------------------------------
+
+
+def groups(well: Well) -> list[list[tuple[int, int]]]:
+    """Every orthogonally connected group of one colour (skulls never group): lists of (x, y)."""
+    seen: set[tuple[int, int]] = set()
+    found = []
+    for x, column in enumerate(well):
+        for y, colour in enumerate(column):
+            if colour == SKULL or (x, y) in seen:
+                continue
+            seen.add((x, y))
+            group, todo = [], [(x, y)]
+            while todo:
+                cx, cy = todo.pop()
+                group.append((cx, cy))
+                for nx, ny in ((cx + 1, cy), (cx - 1, cy), (cx, cy + 1), (cx, cy - 1)):
+                    if (
+                        0 <= nx < len(well)
+                        and 0 <= ny < len(well[nx])
+                        and well[nx][ny] == colour
+                        and (nx, ny) not in seen
+                    ):
+                        seen.add((nx, ny))
+                        todo.append((nx, ny))
+            found.append(group)
+    return found
+
+
+def group_bonus(size: int) -> int:
+    return 8 if size >= 11 else size - GROUP
+
+
+def chain_power(step: int) -> int:
+    """CP of chain step `step` (0 for the first)."""
+    return 0 if step == 0 else 8 << (step - 1)
+
+
+def clear_step(well: Well, step: int) -> tuple[Well, int]:
+    """One step of the chain loop: (the well after clearing and falling, its points); 0 points and
+    the same well when no group of 4+ stands."""
+    cleared = [group for group in groups(well) if len(group) >= GROUP]
+    if not cleared:
+        return well, 0
+    removed = {cell for group in cleared for cell in group}
+    blocks = len(removed)
+    colours = {well[x][y] for x, y in removed}
+    for x, y in list(removed):  # the skulls next to cleared blocks go with them
+        for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if 0 <= nx < len(well) and 0 <= ny < len(well[nx]) and well[nx][ny] == SKULL:
+                removed.add((nx, ny))
+    bonus = chain_power(step) + COLOUR_BONUS[len(colours)] + sum(group_bonus(len(g)) for g in cleared)
+    after = tuple(
+        tuple(cell for y, cell in enumerate(column) if (x, y) not in removed) for x, column in enumerate(well)
+    )
+    return after, 10 * blocks * min(max(bonus, 1), 999)
+
+
+def resolve(well: Well) -> tuple[Well, int, int]:
+    """The chain loop: (the settled well, the points scored, the chain steps that cleared)."""
+    total, step = 0, 0
+    while True:
+        well, points = clear_step(well, step)
+        if not points:
+            return well, total, step
+        total += points
+        step += 1
+
+
+def drop_skulls(well: Well, lines: int) -> tuple[Well, bool]:
+    """`well` with `lines` lines of skulls dropped on it, and whether some did not fit (overflow)."""
+    if not lines:
+        return well, False
+    after = tuple(column + (SKULL,) * min(lines, HEIGHT - len(column)) for column in well)
+    return after, any(len(column) + lines > HEIGHT for column in well)
+
+
+# --- the turn ---------------------------------------------------------------------------------------
+
+
+def to_move(state: SmashState) -> tuple[int, ...]:
+    """Both players every turn; () once the game is over."""
+    return () if state.is_over else (0, 1)
+
+
+def legal_masks(state: SmashState, player: int) -> tuple[np.ndarray]:
+    """One bool mask (4 * width - 2,): `player`'s placements that fit (all False once over)."""
+    if state.is_over:
+        return (np.zeros(len(placements(state.config.width)), dtype=bool),)
+    return (legal_placements(state.wells[player]),)
+
+
+def step(state: SmashState, joint: Sequence[Sequence[int]]) -> SmashState:
+    """One turn: one legal placement (a 1-tuple) per player, in seat order (the module's doc)."""
+    actions = _actions(state, joint)
+    pair = state.pairs[state.turn]
+    wells, scores, unsent, chains = [], list(state.scores), list(state.unsent), []
+    for player, action in enumerate(actions):
+        well, points, steps = resolve(
+            place(state.wells[player], pair, *placement(state.config.width, action))
+        )
+        wells.append(well)
+        chains.append(steps)
+        scores[player] += points
+        unsent[player] += points
+    if state.config.nuisance_offset:
+        cancelled = min(unsent)
+        unsent = [owed - cancelled for owed in unsent]
+    lines = [owed // POINTS_PER_LINE for owed in unsent]
+    unsent = [owed % POINTS_PER_LINE for owed in unsent]
+    losses = ["", ""]
+    for player in (0, 1):
+        wells[player], overflow = drop_skulls(wells[player], lines[1 - player])
+        if overflow:
+            losses[player] = OVERFLOW
+    turn = state.turn + 1
+    if not any(losses) and turn < state.config.turn_limit:
+        for player in (0, 1):
+            if not legal_placements(wells[player]).any():
+                losses[player] = BLOCKED
+    return replace(
+        state,
+        turn=turn,
+        wells=(wells[0], wells[1]),
+        scores=(scores[0], scores[1]),
+        unsent=(unsent[0], unsent[1]),
+        losses=(losses[0], losses[1]),
+        chains=(chains[0], chains[1]),
+    )
+
+
+def _actions(state: SmashState, joint: Sequence[Sequence[int]]) -> tuple[int, int]:
+    """The two placement indices of `joint`; IllegalAction if malformed or not legal."""
+    try:
+        indices = [one_index(action) for action in joint]
+    except (TypeError, ValueError):
+        indices = None
+    if state.is_over or indices is None or len(indices) != 2:
+        raise IllegalAction(
+            f"{GAME_NAME}: a joint action is one (placement,) per player in {to_move(state)}, "
+            f"like [(3,), (12,)]; got {joint!r}"
+        )
+    for player, index in enumerate(indices):
+        mask = legal_masks(state, player)[0]
+        if not 0 <= index < mask.size or not mask[index]:
+            raise IllegalAction(
+                f"{GAME_NAME}: placement {index} is not legal for player {player} on turn {state.turn}; "
+                f"legal placements: {np.flatnonzero(mask).tolist()}"
+            )
+    return indices[0], indices[1]
+
+
+# --- the end ------------------------------------------------------------------------------------------
+
+
+def returns(state: SmashState) -> tuple[float, float]:
+    """+1 / -1 for the winner / loser once over; 0 for a draw or a running game."""
+    if not state.is_over:
+        return (0.0, 0.0)
+    lost = [bool(reason) for reason in state.losses]
+    if any(lost):
+        return (0.0, 0.0) if all(lost) else (-1.0, 1.0) if lost[0] else (1.0, -1.0)
+    first, second = state.scores
+    return (0.0, 0.0) if first == second else (1.0, -1.0) if first > second else (-1.0, 1.0)
+
+
+LOSS_TEXT = {BLOCKED: "has no room for the pair", OVERFLOW: "was buried by skulls (its well overflowed)"}
+
+
+def end_reason(state: SmashState) -> str:
+    if not state.is_over:
+        return ""
+    score = f"{state.scores[0]} to {state.scores[1]}"
+    if any(state.losses):
+        said = "; ".join(f"player {p + 1} {LOSS_TEXT[why]}" for p, why in enumerate(state.losses) if why)
+        outcome = "a draw" if all(state.losses) else f"player {2 if state.losses[0] else 1} wins"
+        return f"turn {state.turn}: {said}, {outcome} (score {score})"
+    first, second = state.scores
+    outcome = "a draw" if first == second else f"player {1 if first > second else 2} wins"
+    return f"turn limit {state.config.turn_limit} reached: {score}, {outcome}"
+
+
+# --- JSON ---------------------------------------------------------------------------------------------
+
+
+def well_rows(well: Well) -> list[str]:
+    """The well as HEIGHT strings, top row first ('.' empty, '0' skull, '1'..'5' colours)."""
+    return [
+        "".join(CELL_CHARS[column[y] + 1] if y < len(column) else "." for column in well)
+        for y in range(HEIGHT - 1, -1, -1)
+    ]
+
+
+def well_from_rows(rows: Sequence[str], width: int) -> Well:
+    """The well of `well_rows`; ValueError if malformed or if a block floats over an empty cell."""
+    if len(rows) != HEIGHT or any(not isinstance(r, str) or len(r) != width for r in rows):
+        raise ValueError(f"a well is {HEIGHT} strings of {width} characters")
+    columns = []
+    for x in range(width):
+        text = "".join(row[x] for row in reversed(rows)).rstrip(".")  # bottom up
+        if any(char not in CELL_CHARS[1:] for char in text):
+            raise ValueError(f"column {x} has a floating block or a bad character: {text!r}")
+        columns.append(tuple(CELL_CHARS.index(char) - 1 for char in text))
+    return tuple(columns)
+
+
+def to_dict(state: SmashState) -> dict[str, Any]:
+    return {
+        "config": state.config.to_dict(),
+        "pairs": [list(pair) for pair in state.pairs],
+        "turn": state.turn,
+        "wells": [well_rows(well) for well in state.wells],
+        "scores": list(state.scores),
+        "unsent": list(state.unsent),
+        "losses": list(state.losses),
+        "chains": list(state.chains),
+    }
+
+
+_KEYS = {"config", "pairs", "turn", "wells", "scores", "unsent", "losses", "chains"}
+
+
+def from_dict(data: Mapping[str, Any], *, width: int = DEFAULT_WIDTH) -> SmashState:
+    """The state of `to_dict`; every field is checked (BadStateDict otherwise)."""
+    if not isinstance(data, Mapping) or set(data) != _KEYS or not isinstance(data["config"], Mapping):
+        raise BadStateDict(f"{GAME_NAME}: a state dict has exactly the keys {sorted(_KEYS)}")
+    try:
+        config = make_config(data["config"], width)
+    except BadConfig as error:
+        raise BadStateDict(str(error)) from error
+    pairs = data["pairs"]
+    if (
+        not isinstance(pairs, list)
+        or len(pairs) != config.turn_limit + QUEUE - 1
+        or not all(_is_pair(pair) for pair in pairs)
+    ):
+        raise BadStateDict(
+            f"{GAME_NAME}: 'pairs' must be {config.turn_limit + QUEUE - 1} pairs of colours 1..5"
+        )
+    turn = data["turn"]
+    if type(turn) is not int or not 0 <= turn <= config.turn_limit:
+        raise BadStateDict(f"{GAME_NAME}: 'turn' must be an integer in 0..{config.turn_limit}")
+    losses = data["losses"]
+    if not isinstance(losses, list) or len(losses) != 2 or not all(loss in LOSSES for loss in losses):
+        raise BadStateDict(f"{GAME_NAME}: 'losses' must be 2 of {LOSSES}")
+    return SmashState(
+        config=config,
+        pairs=tuple((a, b) for a, b in pairs),
+        turn=turn,
+        wells=(_well(data["wells"], 0, width), _well(data["wells"], 1, width)),
+        scores=_ints(data, "scores", 1 << 40),
+        unsent=_ints(data, "unsent", 1 << 40),
+        losses=(losses[0], losses[1]),
+        chains=_ints(data, "chains", HEIGHT * width),
+    )
+
+
+def _is_pair(pair: Any) -> bool:
+    return (
+        isinstance(pair, list) and len(pair) == 2 and all(type(c) is int and 1 <= c <= COLOURS for c in pair)
+    )
+
+
+def _well(wells: Any, player: int, width: int) -> Well:
+    if not isinstance(wells, list) or len(wells) != 2:
+        raise BadStateDict(f"{GAME_NAME}: 'wells' must be 2 wells")
+    try:
+        well = well_from_rows(wells[player], width)
+    except (TypeError, ValueError) as error:
+        raise BadStateDict(f"{GAME_NAME}: well {player}: {error}") from error
+    if any(len(group) >= GROUP for group in groups(well)):
+        raise BadStateDict(f"{GAME_NAME}: well {player} has a group of {GROUP}+ left standing")
+    return well
+
+
+def _ints(data: Mapping[str, Any], key: str, high: int) -> tuple[int, int]:
+    values = data[key]
+    if (
+        not isinstance(values, list)
+        or len(values) != 2
+        or not all(type(v) is int and 0 <= v <= high for v in values)
+    ):
+        raise BadStateDict(f"{GAME_NAME}: {key!r} must be 2 integers in 0..{high}")
+    return (values[0], values[1])
