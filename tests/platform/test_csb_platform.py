@@ -18,8 +18,10 @@ from arena_bots.players import RacerPlayer
 from arena_bots.validation import validate_static
 from arena_games.registry import get_game
 from arena_platform.blobs import BlobStore
+from arena_platform.cli import serve
 from arena_platform.db import session
 from arena_platform.models import Bot
+from arena_platform.settings import Settings
 from arena_platform.store import bots, users
 from arena_platform.store.ladders import ensure_ladder
 
@@ -38,6 +40,22 @@ def test_a_ladder_gets_the_house_bots_of_its_game(engine: Engine, game, house):
         rows = db.exec(select(Bot).where(Bot.ladder_id == ladder.id)).all()
         db.commit()
     assert {(bot.name, bot.player, bot.kind) for bot in rows} == {(name, name, "house") for name in house}
+
+
+def test_the_demo_ladder_of_a_game_without_zoo_bots_has_its_house_bots(
+    engine: Engine, blobs: BlobStore, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(serve, "ZOO", tmp_path / "zoo")  # no csb folder at all
+    running = serve.Services(Settings(data_dir=tmp_path), engine, blobs, lambda *_: None)
+    ladder = serve.load_zoo_ladder(running, "csb")
+    assert "no zoo bots for csb" in capsys.readouterr().out
+    (tmp_path / "zoo" / "csb").mkdir(parents=True)  # an empty folder: the same
+    assert serve.load_zoo_ladder(running, "csb").id == ladder.id
+    assert "house bots only (random, racer)" in capsys.readouterr().out
+    with session(engine) as db:
+        names = {bot.name for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
+    assert names == {"random", "racer"}
+    assert "csb" in serve.DEMO_GAMES
 
 
 def _auth(token: str) -> dict[str, str]:
