@@ -4,7 +4,9 @@
 // play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
 //
 // A renderer module exports:
-//   createBoard(container) -> {draw(view, overlay), pick?(choices, choose)}: `draw` draws a frame's
+//   createBoard(container, frames?) -> {draw(view, overlay), pick?(choices, choose)}: `frames`, in a
+//       replay, are all its frames (for what one view does not hold: trails, per-head insights;
+//       each view drawn is then one of theirs, the same object); `draw` draws a frame's
 //       `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior, seat}], played:
 //       [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`), `seat` the
 //       player it is a move of. `pick`, for games a person can play (play.js), makes the board
@@ -40,7 +42,7 @@ function requestedPly() {
 function start(replay, renderer, summary) {
   const frames = replay.frames;
   const last = frames.length - 1;
-  const board = renderer.createBoard(document.getElementById("board"));
+  const board = renderer.createBoard(document.getElementById("board"), frames);
   const seatName = (seat) => `P${seat + 1} ${replay.seats[seat]?.name ?? ""}`.trim();
   const values = valuePlot(document.getElementById("values"), frames, seatName, (ply) => show(ply));
   let ply = 0;
