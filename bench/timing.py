@@ -40,6 +40,20 @@ class MeteredBackend:
         return getattr(self.backend, name)
 
 
+def metered_models(context: Any) -> list[MeteredBackend]:
+    """Wraps every model host a worker context (`arena_workers.runner.WorkerContext`) gets from now
+    on to count its calls; the list fills as hosts are got."""
+    meters: list[MeteredBackend] = []
+    plain_get = context.models.get
+
+    def metered_get(sha256: str) -> MeteredBackend:
+        meters.append(MeteredBackend(plain_get(sha256)))
+        return meters[-1]
+
+    context.models.get = metered_get  # this context's hosts, metered
+    return meters
+
+
 def evaluations_per_second(
     backend: Any, inputs: dict[str, np.ndarray], seconds: float, windows: int = 5
 ) -> float:

@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 from sqlalchemy import update
 from sqlmodel import col, func, select
-from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second
+from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second, metered_models
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.host import ModelHost
@@ -111,14 +111,7 @@ def new_ladder(context: WorkerContext, simulations: int, copies: int) -> int:
 
 def play_tasks(context: WorkerContext, sent: list[tuple], ladder_id: int, tasks: int) -> WorkerRun:
     """Scheduling rounds and their messages, played one after the other, until `tasks` messages."""
-    meters: list[MeteredBackend] = []
-    plain_get = context.models.get
-
-    def metered_get(sha256: str) -> MeteredBackend:
-        meters.append(MeteredBackend(plain_get(sha256)))
-        return meters[-1]
-
-    context.models.get = metered_get  # type: ignore[method-assign]  # this context's hosts, metered
+    meters = metered_models(context)
     played = pairings = 0
     seconds = 0.0
     while played < tasks:

@@ -277,8 +277,10 @@ def _head_outputs(
     value rounded to 3 decimals: a multi-head insight's per-head view (CSB's Q-values per pod)."""
     values: dict[str, Any] = {"kind": kind}
     for head, output, mask in zip(game.spec.heads, outputs, masks, strict=True):
-        pairs = zip(output.tolist(), mask.tolist(), strict=True)
-        values[head] = [round(value, 3) if legal else None for value, legal in pairs]
+        rounded = np.round(output.astype(np.float64), 3).tolist()
+        if not mask.all():
+            rounded = [value if legal else None for value, legal in zip(rounded, mask.tolist(), strict=True)]
+        values[head] = rounded
     return values
 
 
