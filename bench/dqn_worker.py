@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +31,14 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from sqlalchemy import update
 from sqlmodel import col, func, select
-from timing import evaluations_per_second, metered_models
+from timing import evaluations_per_second, metered_models, temporary_worker
 
 from arena_bots.manifest import Manifest, head_output_name
 from arena_bots.runtime import InProcessSession
 from arena_games.csb import GAME as CSB
 from arena_games.csb import encoding
-from arena_platform.blobs import BlobStore
-from arena_platform.db import make_engine, migrate, session
+from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder
-from arena_platform.settings import Settings
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import create_pairings
 from arena_workers import runner
@@ -236,21 +233,9 @@ def main() -> None:
     args = parser.parse_args()
     tasks, copies = (1, 2) if args.quick else (args.tasks, args.copies)
     described, models = dqn_models()
-    with tempfile.TemporaryDirectory() as folder:
-        engine = make_engine(f"sqlite:///{folder}/arena.db")
-        migrate(engine)
-        context = WorkerContext(
-            settings=Settings(data_dir=Path(folder)),
-            engine=engine,
-            blobs=BlobStore(f"{folder}/blobs"),
-            enqueue=lambda *_: None,
-        )
-        try:
-            dqn = play(context, network_ladder(context, models, copies), tasks)
-            racers = play(context, racer_ladder(context, len(models) * copies), tasks)
-        finally:
-            context.close()
-            engine.dispose()
+    with temporary_worker(lambda *_: None) as context:
+        dqn = play(context, network_ladder(context, models, copies), tasks)
+        racers = play(context, racer_ladder(context, len(models) * copies), tasks)
     batch = max(1, round(dqn.rows / dqn.calls))
     ort_rate = onnx_runtime_rate(models[0], batch, 0.5 if args.quick else 2.0)
     print(
