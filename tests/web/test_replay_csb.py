@@ -143,3 +143,11 @@ def test_screenshot_of_the_csb_replay(page, site, screenshot):
     open_replay(page, site, GAME, collided)
     page.wait_for_timeout(100)
     assert screenshot(page, "replay-csb").stat().st_size > 0
+
+
+def test_a_csb_bots_page_offers_no_hand_play(page, site):
+    """A CSB turn is four heads: the board offers no move to click, so the page offers no game."""
+    pilot = frames_of(site, GAME)["seats"][0]
+    page.goto(f"{site.url}/bots/{pilot['id']}")
+    expect(page.get_by_role("heading", name=pilot["name"])).to_be_visible()
+    expect(page.locator("#play-form")).to_have_count(0)
