@@ -4,7 +4,8 @@
 // of their last turns, a ring while the shield is up, a flame on the turn a pod boosts, a flash
 // where two pods touched (view.collisions), and above the track the turn, each pod's lap and each
 // player's timeout counter. Stepping forward one turn glides the pods there (requestAnimationFrame,
-// over most of the time until the next step), so playback is smooth at any speed.
+// over most of the time until the next step, unless the reader prefers reduced motion), so
+// playback is smooth at any speed.
 //
 // Below the track, for the pod selected (click a pod, or focus it and press Enter), the bars of
 // the two heads its player's network gave that pod this turn: the angle head (37 turns of
@@ -242,7 +243,7 @@ export function createBoard(container, frames = []) {
 
   function glideTo(view, from, duration) {
     cancelAnimationFrame(glide);
-    if (!from || duration < 20) {
+    if (!from || duration < 20 || matchMedia("(prefers-reduced-motion: reduce)").matches) {
       place(view, null, 1);
       return;
     }
