@@ -12,6 +12,8 @@
 //       player it is a move of. `pick`, for games a person can play (play.js), makes the board
 //       offer `choices` (a Map of action key -> `at`, the person's legal moves) after a draw and
 //       calls `choose(key)` with the one clicked; pick(null) offers nothing
+//   describeAction?(action, seat) -> string: an action (head indices) of `seat` for people, for
+//       games whose frames keep no board terms for their actions (CSB's four heads)
 //   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
 //       action may mean different moves for the two seats)
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
@@ -62,8 +64,10 @@ function start(replay, renderer, summary) {
     const where = `Position ${frame.ply} of ${last}`;
     if (!frame.actions) return `${where} · final position`;
     const movers = frame.actors.map(seatName).join(" and ");
-    const named = (seat, at) => (frame.actors.length > 1 ? `P${seat + 1} ` : "") + renderer.describeMove(at, seat);
-    const moves = playedMoves(frame).map(({ at, seat }) => named(seat, at)).join(", ");
+    const named = (seat, text) => (frame.actors.length > 1 ? `P${seat + 1} ` : "") + text;
+    const inBoardTerms = playedMoves(frame).map(({ at, seat }) => named(seat, renderer.describeMove(at, seat)));
+    const inHeads = renderer.describeAction ? frame.actions.map((action, index) => named(frame.actors[index], renderer.describeAction(action, frame.actors[index]))) : [];
+    const moves = (inBoardTerms.length ? inBoardTerms : inHeads).join(", ");
     const opening = frame.ply < replay.opening_length ? " (imposed opening)" : "";
     return `${where} · ${movers} to move${moves ? `, plays ${moves}` : ""}${opening}`;
   }
@@ -76,7 +80,7 @@ function start(replay, renderer, summary) {
     document.getElementById("board-caption").textContent = renderer.caption(frame.view);
     controls.scrub.value = ply;
     controls.ply.textContent = describePosition(frame);
-    document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove));
+    document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove, renderer.describeAction));
     values.mark(ply);
     root.dataset.ply = ply;
     clearTimeout(urlTimer);

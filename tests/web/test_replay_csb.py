@@ -13,8 +13,23 @@ from typing import Any
 from playwright.sync_api import Page, expect
 from test_pages import TIMEOUT_MS, frames_of, open_replay
 
+from arena_games.csb.rules import THRUST_LEVELS
+
 GAME = "csb"
 HEAD_SIZES = {"angle": 37, "thrust": 52}
+
+
+def described(action: list[int], seat: int) -> str:
+    """How the viewer names a CSB action of `seat`: per pod its turn and its thrust."""
+    thrusts = [*THRUST_LEVELS, "BOOST", "SHIELD"]
+
+    def pod(index: int) -> str:
+        turn, thrust = action[2 * index] - 18, thrusts[action[2 * index + 1]]
+        return f"{'ABCD'[2 * seat + index]} turn {'+' if turn > 0 else ''}{turn}°, " + (
+            f"thrust {thrust}" if isinstance(thrust, int) else thrust
+        )
+
+    return f"{pod(0)}; {pod(1)}"
 
 
 def drawn_pods(page: Page) -> list[dict[str, Any]]:
@@ -129,6 +144,9 @@ def test_the_overlay_shows_the_q_values_of_the_pod_selected(page, site):
             played = frame["actions"][0][2 * pod + (0 if kind == "angle" else 1)]  # angle0 thrust0 angle1 ...
             expect(chart).to_have_attribute("data-chosen", str(played))
             expect(chart.locator(".q-bar.chosen")).to_have_attribute("data-index", str(played))
+    played = [described(action, seat) for seat, action in zip(frame["actors"], frame["actions"], strict=True)]
+    expect(page.locator("#ply")).to_contain_text(f"P1 {played[0]}, P2 {played[1]}")
+    expect(page.locator("#search tr.chosen")).to_contain_text(played[0])
     page.locator("#board g.pod[data-pod='2']").click()  # the racer's pod: no network, no values
     expect(panel).to_have_attribute("data-pod", "2")
     expect(panel).to_contain_text("no values recorded")

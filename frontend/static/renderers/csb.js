@@ -42,10 +42,14 @@ export function pieceName(seat) {
   return `${SEAT_COLOURS[seat]} pods ${POD_LETTERS[2 * seat]} and ${POD_LETTERS[2 * seat + 1]}`;
 }
 
-// A CSB action is four head indices; the frames keep no board terms for it (too many joint
-// actions to list), so the player names it by its indices and this is never asked.
+// A CSB action is four head indices (angle0, thrust0, angle1, thrust1); the frames keep no board
+// terms for it (too many joint actions to list), so the player asks describeAction, never this.
 export function describeMove(at) {
   return String(at);
+}
+
+export function describeAction(action, seat) {
+  return [0, 1].map((pod) => `${POD_LETTERS[2 * seat + pod]} ${describeHead("angle", action[2 * pod])}, ${describeHead("thrust", action[2 * pod + 1])}`).join("; ");
 }
 
 export function caption(view) {
