@@ -58,7 +58,10 @@ class Settings:
     training_max_seconds: int = 7 * 24 * 3600  # training time of one session
     training_max_blocks: int = 10  # residual blocks (an MLP's hidden layers)
     training_max_filters: int = 256  # convolution filters (an MLP's units per layer)
-    training_threads: int = 1  # PyTorch and ONNX Runtime threads per training task
+    training_threads: int = 1  # PyTorch threads per training task
+    # A training task trains this long (at most half the task time limit), then puts its session
+    # back in the queue: other sessions, and on the embedded worker the matches, get their turn.
+    training_slice_seconds: int = 300
 
     @property
     def resolved_database_url(self) -> str:
@@ -105,6 +108,7 @@ class Settings:
             "training_max_blocks",
             "training_max_filters",
             "training_threads",
+            "training_slice_seconds",
         )
         for name in positive:
             if getattr(self, name) < 1:

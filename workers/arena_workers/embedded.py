@@ -6,9 +6,11 @@ without heartbeats, mingle and gossip, and without touching stdout or the root l
 daemon thread sweeps every heartbeat (`arena_workers.sweeper`); its first sweep resends every
 queued pairing, since the in-memory broker lost the messages of the last run. The API and this
 worker share one engine and one blob store. Tasks run one at a time, and Celery's time limits do
-not apply (the solo pool cannot enforce them). Where PyTorch (the `train` extra) is installed, a
-second solo worker in its own thread runs the training sessions (the `training` queue), so that
-matches go on while a session trains.
+not apply (the solo pool cannot enforce them). Where PyTorch (the `train` extra) is installed, the
+worker consumes the `training` queue too, and beats as a training worker: a session then trains in
+slices (`Settings.training_slice_seconds`) between which the matches queued meanwhile are played.
+(Two workers in one process do not work: Celery traces a process's tasks through one app, and one
+app consumes one selection of queues.)
 
 Stopping (Ctrl-C of `arena serve` or `arena demo`) gives the pairings being played back at the
 next round of their batch, unscored and without using an attempt, then closes the model hosts.
@@ -43,34 +45,33 @@ class EmbeddedWorker:
             raise ValueError(f"the embedded worker runs on the in-memory broker, not {settings.broker_url}")
         self.context = WorkerContext(settings=settings, engine=engine, blobs=blobs, enqueue=self.enqueue)
         self.app: ArenaCelery = create_celery_app(settings, context=self.context)
-        self._queues: list[tuple[ArenaCelery, str]] = [(self.app, DEFAULT_QUEUE)]
+        self.app.conf.worker_hijack_root_logger = False
+        self._queues = [DEFAULT_QUEUE]
         self._beater: WorkerBeater | None = None
-        if training_available():  # training sessions beside the matches, on an app of their own
-            self._queues.append((create_celery_app(settings, context=self.context), TRAINING_QUEUE))
+        if training_available():
+            self._queues.append(TRAINING_QUEUE)
             self._beater = WorkerBeater(settings, engine, TRAINING_QUEUE)
         self._sweeper = Sweeper(self.context, settings.heartbeat_seconds, resend_all_first=True)
-        self._workers: list[tuple[Any, threading.Thread]] = []
+        self._worker: Any = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> EmbeddedWorker:
-        """Starts the workers and the sweeper; once only (a second match worker would play beside
-        the first on the same model hosts, which serve one caller at a time)."""
-        if self._workers:
+        """Starts the worker and the sweeper; once only (a second worker would play beside the first
+        on the same model hosts, which serve one caller at a time)."""
+        if self._thread is not None:
             raise RuntimeError("this embedded worker is already started")
-        for app, queue in self._queues:
-            app.conf.worker_hijack_root_logger = False
-            worker = app.Worker(
-                pool="solo",
-                concurrency=1,
-                queues=[queue],
-                without_heartbeat=True,
-                without_mingle=True,
-                without_gossip=True,
-                quiet=True,
-                loglevel="WARNING",
-            )
-            thread = threading.Thread(target=worker.start, name=f"arena-embedded-{queue}", daemon=True)
-            thread.start()
-            self._workers.append((worker, thread))
+        self._worker = self.app.Worker(
+            pool="solo",
+            concurrency=1,
+            queues=self._queues,
+            without_heartbeat=True,
+            without_mingle=True,
+            without_gossip=True,
+            quiet=True,
+            loglevel="WARNING",
+        )
+        self._thread = threading.Thread(target=self._worker.start, name="arena-embedded-worker", daemon=True)
+        self._thread.start()
         if self._beater is not None:
             self._beater.start()
         self._sweeper.start()
@@ -81,18 +82,18 @@ class EmbeddedWorker:
         self.app.enqueue(task_name, *args)
 
     def stop(self) -> None:
-        """Stops the batch being played (its pairings go back to the queue) and the training
-        session after its generation, the threads, and then the model hosts."""
+        """Stops the batch being played (its pairings go back to the queue), both threads, and then
+        the model hosts."""
         self.context.stopping.set()
         self._sweeper.stop()
         if self._beater is not None:
             self._beater.stop()
-        for worker, _ in self._workers:
-            worker.stop(in_sighandler=False)
-        for _, thread in self._workers:
-            thread.join(STOP_TIMEOUT_SECONDS)
-            if thread.is_alive():
-                log.warning("%s did not stop within %s s", thread.name, STOP_TIMEOUT_SECONDS)
+        if self._worker is not None:
+            self._worker.stop(in_sighandler=False)
+        if self._thread is not None:
+            self._thread.join(STOP_TIMEOUT_SECONDS)
+            if self._thread.is_alive():
+                log.warning("%s did not stop within %s s", self._thread.name, STOP_TIMEOUT_SECONDS)
         self.context.close()
 
     def __enter__(self) -> EmbeddedWorker:

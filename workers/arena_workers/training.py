@@ -12,9 +12,10 @@ worker plays the generation again from the same seeds; a checkpoint is unique pe
 
 The session stops, before a generation, when its episodes (self-play games) or its time limit
 (training time over all its workers, so it holds to within a generation) are used up, or when its
-owner paused or cancelled it (the heartbeat reads its status). A task trains for one time slice,
-then puts the session back in the queue and sends it again: a long session never outlives the
-broker's visibility timeout, and sessions of several users take turns on a worker.
+owner paused or cancelled it (the heartbeat reads its status). A task trains for one time slice
+(`Settings.training_slice_seconds`), then puts the session back in the queue and sends it again:
+a long session never outlives the broker's visibility timeout, and sessions of several users (and
+on the embedded worker, the matches) take turns on a worker.
 
 PyTorch (the `train` extra) is imported inside the task only: match workers never load it.
 """
@@ -47,7 +48,7 @@ from arena_workers.runner import WorkerContext, is_database_lost, new_owner
 
 log = logging.getLogger(__name__)
 
-SLICE_SHARE = 0.5  # a task trains for this share of the task time limit, then requeues the session
+SLICE_SHARE = 0.5  # a task's slice is at most this share of the task time limit
 MAX_PARALLEL = 64  # self-play games in lockstep
 
 
@@ -136,7 +137,8 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
     settings = context.settings
     torch.set_num_threads(settings.training_threads)
     game = get_game(row.game)
-    slice_ends = time.monotonic() + settings.task_time_limit_seconds * SLICE_SHARE
+    slice_seconds = min(settings.training_slice_seconds, settings.task_time_limit_seconds * SLICE_SHARE)
+    slice_ends = time.monotonic() + slice_seconds
     with tempfile.TemporaryDirectory(prefix=f"arena-training-{row.id}-") as scratch:
         folder = Path(scratch)
         if row.state_sha256 is not None:
