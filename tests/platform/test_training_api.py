@@ -168,6 +168,10 @@ def test_a_claimed_session_saves_each_checkpoint_once_and_is_swept_when_silent(
             db, session_id=session_id, owner="w2", state_sha256="3" * 64, progress=Progress()
         )
         assert not saved  # not the lease holder's
+        assert training.sweep_sessions(db, lease_seconds=60) == []  # w1's lease is live
+        assert training.running_session_owners(db) == ["w1"]
+        assert training.sweep_sessions(db, lease_seconds=60, dead_owners=["w1"]) == [session_id]
+        assert training.claim_session(db, owner="w1", **claim) is not None  # w1 again, for the lease test
         db.exec(update(TrainingSession).values(lease_expires_at=utc_now() - timedelta(seconds=1)))
         db.commit()
         assert training.sweep_sessions(db, lease_seconds=60) == [session_id]

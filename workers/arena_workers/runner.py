@@ -59,7 +59,7 @@ from arena_platform.store.pairings import (
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
 from arena_platform.store.scheduling import schedule_round, stalled_ladders, task_messages
-from arena_platform.store.training import sweep_sessions
+from arena_platform.store.training import running_session_owners, sweep_sessions
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +323,10 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
             swept = Sweep(swept.requeued + taken.requeued, swept.failed + taken.failed, swept.resent)
         stale, stalled = stale_ladders(db), stalled_ladders(db)
         sessions = sweep_sessions(
-            db, lease_seconds=settings.lease_seconds, resend_all_queued=resend_all_queued
+            db,
+            lease_seconds=settings.lease_seconds,
+            resend_all_queued=resend_all_queued,
+            dead_owners=_dead_local_owners(running_session_owners(db)),
         )
     for session_id in sessions:
         context.enqueue(TRAIN_SESSION, session_id)

@@ -19,6 +19,7 @@ failed session is queued again, from its last saved generation) and `cancel`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -371,17 +372,21 @@ def finish(
     return True
 
 
-def sweep_sessions(session: Session, *, lease_seconds: int, resend_all_queued: bool = False) -> list[int]:
-    """The sessions to send again: running ones whose worker went silent (put back in the queue,
-    keeping their attempts) and queued ones whose message may be lost (their due time passed; all
-    of them with `resend_all_queued`), each due again a lease later. Commits."""
+def sweep_sessions(
+    session: Session, *, lease_seconds: int, resend_all_queued: bool = False, dead_owners: Sequence[str] = ()
+) -> list[int]:
+    """The sessions to send again: running ones whose worker went silent (its lease lapsed, or its
+    owner is in `dead_owners`, workers known to be dead) put back in the queue, keeping their
+    attempts, and queued ones whose message may be lost (their due time passed; all of them with
+    `resend_all_queued`), each due again a lease later. Commits."""
     now = utc_now()
     lapsed = col(TrainingSession.lease_expires_at) < now
+    silent = lapsed | col(TrainingSession.lease_owner).in_(list(dead_owners))
     queued = col(TrainingSession.status) == QUEUED
     statement = select(TrainingSession).where(
         or_(
             queued if resend_all_queued else queued & lapsed,
-            (col(TrainingSession.status) == RUNNING) & lapsed,
+            (col(TrainingSession.status) == RUNNING) & silent,
         )
     )
     rows = list(session.exec(statement.with_for_update(skip_locked=True)))
@@ -391,6 +396,12 @@ def sweep_sessions(session: Session, *, lease_seconds: int, resend_all_queued: b
         session.add(row)
     session.commit()
     return [row.id for row in rows]
+
+
+def running_session_owners(session: Session) -> list[str]:
+    """The lease owners of the running sessions, each once."""
+    statement = select(TrainingSession.lease_owner).where(col(TrainingSession.status) == RUNNING).distinct()
+    return sorted(owner for owner in session.exec(statement).all() if owner)
 
 
 # --- Training workers ----------------------------------------------------------------------------
