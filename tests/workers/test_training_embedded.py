@@ -1,7 +1,7 @@
-"""Training sessions on the embedded default: SQLite, a blob folder, and the in-process workers (one
-for matches, one for the training queue) train a tiny session started through the API, enter its
-checkpoints into the ladder and rate them; a session paused mid-run resumes from where it stopped;
-and a time slice hands the session on to the next task."""
+"""Training sessions on the embedded default: SQLite, a blob folder, and the in-process worker
+(consuming the training queue beside the matches) train a tiny session started through the API,
+enter its checkpoints into the ladder and rate them, then fine-tune its last checkpoint; a paused
+session is left alone until resumed, and a time slice hands the session on to the next task."""
 
 from __future__ import annotations
 
@@ -64,6 +64,21 @@ def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings:
             wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
             board = client.get("/api/v1/ladders/1/leaderboard").json()["entries"]
             assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+
+            # A fine-tune of the last checkpoint: its network's shape, its weights, the same bot.
+            tune = ASK | {
+                "blocks": 3,
+                "filters": 64,
+                "episodes": 2,
+                "base_bot_id": bot_ids[-1],
+                "bot_name": "tuned",
+            }
+            response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
+            assert response.status_code == 202, response.text
+            assert (response.json()["settings"]["blocks"], response.json()["settings"]["filters"]) == (1, 16)
+            url = f"/api/v1/training-sessions/{response.json()['id']}"
+            wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
+            assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
     assert _training_workers(engine) == 0  # a stopped worker says so
 
 
