@@ -194,3 +194,19 @@ def test_a_session_whose_workers_keep_dying_fails(engine: Engine, new_user: Call
         row = training.get_session(db, session_id=session_id)
         assert row.status == "failed"
         assert "stopped 2 times" in row.error
+
+
+def test_a_resume_while_the_worker_stops_for_a_pause_is_not_lost(
+    engine: Engine, new_user: Callable[[str], str]
+):
+    new_user("ada")
+    session_id = _session(engine, owner_id=1)
+    with session(engine) as db:
+        training.claim_session(db, session_id=session_id, owner="w1", lease_seconds=60, max_attempts=2)
+        training.pause(db, row=training.get_session(db, session_id=session_id))
+        training.resume(db, row=training.get_session(db, session_id=session_id))
+        assert training.finish(db, session_id=session_id, owner="w1", status="paused")  # it saw the pause
+        row = training.get_session(db, session_id=session_id)
+        assert row.status == "queued"
+        assert row.lease_owner is None
+        assert training.sweep_sessions(db, lease_seconds=60) == [session_id]  # due at once

@@ -353,20 +353,22 @@ def finish(
     error: str | None = None,
     redelivery_seconds: float = 0.0,
 ) -> bool:
-    """`owner` gives the session up: ended (finished or failed, with `error`), back in the queue
-    (queued, due in `redelivery_seconds`: a worker's time slice is over) or left as its owner set it
-    (paused, cancelled). Only while `owner` holds it; True if so. Commits."""
+    """`owner` gives the session up: ended (finished or failed, with `error`) or back in the queue
+    (queued, due in `redelivery_seconds`: a worker's time slice is over); any other `status` (the
+    worker stopped for its owner's pause or cancel) leaves the status as the owner set it, which
+    also stands over the worker's. A session resumed while its worker was stopping stays queued,
+    due at once. Only while `owner` holds it; True if so. Commits."""
     row = session.get(TrainingSession, session_id, populate_existing=True, with_for_update=True)
     if row is None or row.lease_owner != owner:
         session.rollback()
         return False
     row.lease_owner = None
-    row.lease_expires_at = utc_now() + timedelta(seconds=redelivery_seconds) if status == QUEUED else None
-    if row.status in (RUNNING, QUEUED):  # an owner's pause or cancel stands
+    if status in (QUEUED, FINISHED, FAILED) and row.status in (RUNNING, QUEUED):
         row.status = status
         row.error = error[:2000] if error else None
         if status in ENDED:
             row.finished_at = utc_now()
+    row.lease_expires_at = utc_now() + timedelta(seconds=redelivery_seconds) if row.status == QUEUED else None
     session.add(row)
     session.commit()
     return True
