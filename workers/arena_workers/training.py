@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import logging
+import math
 import os
 import socket
 import tarfile
@@ -157,9 +158,10 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
             context.check_running()
             run.train_generation()
             progress = run.progress
-            losses.append(
-                LossPoint(step=progress.step, policy=progress.policy_loss, value=progress.value_loss)
-            )
+            if math.isfinite(progress.policy_loss) and math.isfinite(progress.value_loss):  # JSON has no NaN
+                losses.append(
+                    LossPoint(step=progress.step, policy=progress.policy_loss, value=progress.value_loss)
+                )
             if not _save(context, row, owner, run, losses):
                 return RUNNING  # the lease was lost: another worker has it
 
