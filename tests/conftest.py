@@ -144,15 +144,20 @@ def worker_environment(postgres_url: str, redis_url: str, tmp_path: Path) -> Cal
 
 @pytest.fixture
 def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
-    """`start_worker(environment, beat=False)`: starts `arena worker` and waits until it is ready.
+    """`start_worker(environment, beat=False, queues=None, ready=True)`: starts `arena worker` (on
+    `queues`, e.g. "training", when given) and waits until it is ready (without `ready`, the caller
+    calls `wait_ready`: several workers then start at once).
 
     Every worker started is shut down when the test ends.
     """
     started: list[WorkerProcess] = []
 
-    def start(environment: Mapping[str, str], *, beat: bool = False) -> WorkerProcess:
+    def start(
+        environment: Mapping[str, str], *, beat: bool = False, queues: str | None = None, ready: bool = True
+    ) -> WorkerProcess:
         log = tmp_path / f"worker-{len(started)}.log"
         command = [sys.executable, "-m", "arena_platform.cli", "worker", *(["--beat"] if beat else [])]
+        command += [f"--queues={queues}"] if queues else []
         with log.open("wb") as output:
             process = subprocess.Popen(
                 command,
@@ -163,7 +168,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
             )
         worker = WorkerProcess(process, log)
         started.append(worker)
-        return worker.wait_ready()
+        return worker.wait_ready() if ready else worker
 
     yield start
     for worker in started:  # a warm shutdown (SIGTERM to the main process) for all at once...

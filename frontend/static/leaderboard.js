@@ -2,6 +2,7 @@
 // scale, house bots and provisional ratings marked, and live updates: the page polls the API's
 // leaderboard every `poll_ms` and redraws the rows in place, without reloading. The progress
 // line counts pairings by state and estimates the time left from the completion rate seen here.
+// Training sessions' checkpoints carry a badge and can be hidden (the "hide checkpoints" box).
 
 import { h, svg, getJson, pageData, ReadableError } from "./dom.js";
 import { padded } from "./plot.js";
@@ -22,6 +23,7 @@ const SORTS = {
 
 const data = pageData();
 const table = document.getElementById("leaderboard");
+const hideCheckpoints = document.getElementById("hide-checkpoints");
 const state = {
   board: data.leaderboard,
   sort: { key: "rank", descending: false },
@@ -38,7 +40,8 @@ function finished(progress) {
 function sortedEntries() {
   const { key, descending } = state.sort;
   const value = SORTS[key].value;
-  return [...state.board.entries].sort((a, b) => {
+  const shown = state.board.entries.filter((entry) => !(entry.checkpoint && hideCheckpoints.checked));
+  return shown.sort((a, b) => {
     const order = value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0;
     return (descending ? -order : order) || (a.rank ?? Infinity) - (b.rank ?? Infinity);
   });
@@ -96,6 +99,7 @@ function row(entry, domain) {
       " ",
       h("span", { class: "version" }, `v${entry.version}`),
       entry.house && h("span", { class: "badge house", title: "a house bot: Arena's own reference player" }, "house"),
+      entry.checkpoint && h("span", { class: "badge checkpoint", title: "a training session's checkpoint" }, "checkpoint"),
       entry.provisional && rated && h("span", { class: "provisional-mark", title: "provisional: too few games for a firm rating" }, "?"),
       h("span", { class: "player-kind" }, entry.player),
     ),
@@ -194,5 +198,9 @@ for (const button of table.querySelectorAll("thead button[data-sort]")) {
     renderRows();
   });
 }
+hideCheckpoints.addEventListener("change", () => {
+  state.changed.clear();
+  renderRows();
+});
 render();
 setTimeout(poll, data.poll_ms);

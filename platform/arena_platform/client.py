@@ -121,6 +121,29 @@ class ArenaClient:
             "POST", "/predict", json={key: value for key, value in body.items() if value is not None}
         )
 
+    def start_training(self, game: str, episodes: int, time_limit_seconds: int, **options: Any) -> Any:
+        """Start a training session; `options` are the other fields of POST /training-sessions
+        (kit, blocks, filters, seed, base_bot_id, bot_name, simulations, games_per_generation,
+        checkpoint_every; None leaves one out). Returns the queued session."""
+        body = {"game": game, "episodes": episodes, "time_limit_seconds": time_limit_seconds, **options}
+        return self._call(
+            "POST",
+            "/training-sessions",
+            json={key: value for key, value in body.items() if value is not None},
+        )
+
+    def training_sessions(self, **paging: Any) -> Any:
+        """Your training sessions, newest first; paging: limit, offset."""
+        return self._call("GET", "/training-sessions", params=paging)
+
+    def training_session(self, session_id: int) -> Any:
+        """A session with its progress and checkpoints."""
+        return self._call("GET", f"/training-sessions/{session_id}")
+
+    def control_training(self, session_id: int, action: str) -> Any:
+        """`action` is pause, resume or cancel; returns the session."""
+        return self._call("POST", f"/training-sessions/{session_id}/{action}")
+
     def _call(self, method: str, path: str, **request: Any) -> Any:
         try:
             response = self._http.request(method, API_PREFIX + path, **request)

@@ -13,14 +13,19 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, Executable, create_engine, event
+from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite gets WAL, a busy timeout and enforced foreign keys."""
+def make_engine(url: str, *, pooled: bool = True) -> Engine:
+    """An engine for `url`; SQLite gets WAL, a busy timeout and enforced foreign keys. Without
+    `pooled`, every session opens its own connection and closes it: for a process that forks
+    children, which must not inherit an open connection."""
     if not url.startswith("sqlite"):
+        if not pooled:
+            return create_engine(url, poolclass=NullPool)
         return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
     path = url.removeprefix("sqlite:///")
     if path and path != ":memory:":

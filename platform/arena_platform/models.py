@@ -82,6 +82,7 @@ class Bot(SQLModel, table=True):
     manifest: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     report: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     status: str = Field(default="active", max_length=16, index=True)  # active | retired
+    checkpoint: bool = False  # a training session's checkpoint (TrainingCheckpoint says which), no upload
     created_at: datetime = _created()
 
 
@@ -189,6 +190,7 @@ class LeaderboardRow(SQLModel, table=True):
     house: bool
     player: str = Field(max_length=16)
     status: str = Field(max_length=16)  # the bot's: active | retired
+    checkpoint: bool = False  # the bot's: a training checkpoint (the leaderboard can hide them)
     rating: float | None = None  # Elo; None while unrated (no Rating row), and so are low and high
     low: float | None = None
     high: float | None = None
@@ -270,3 +272,61 @@ class HumanGame(SQLModel, table=True):
     replay: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     created_at: datetime = _created()
     updated_at: datetime = _created()
+
+
+class TrainingSession(SQLModel, table=True):
+    """A user's training run on the platform (arena_platform.store.training), played by a training
+    worker (arena_workers.training) and resumable from its last generation.
+
+    Life cycle: queued -> running (claimed with a lease, renewed by heartbeats) -> finished (its
+    episodes or its time are used up), or paused (by its owner) -> queued again on resume, or
+    cancelled (by its owner), or failed (an error, or `max_attempts` workers died on it); a running
+    session whose lease lapsed goes back to queued (the sweeper). `settings` holds what it was asked
+    (TrainingRequest's fields); `progress` its counters and loss curve (store.training.Progress).
+    `state_sha256` is the blob of its resume point (network, optimiser, replay window, counters)
+    after its last finished generation; None before the first.
+    """
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner_id: int = Field(foreign_key="user.id", index=True)
+    game: str = Field(max_length=32)
+    kit: str = Field(max_length=16)  # alphazero
+    bot_name: str = Field(max_length=64)  # its checkpoints are versions of this bot
+    base_bot_id: int | None = Field(default=None, foreign_key="bot.id")  # a checkpoint fine-tuned
+    settings: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    progress: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    status: str = Field(default="queued", max_length=16, index=True)
+    state_sha256: str | None = Field(default=None, max_length=64)
+    attempts: int = 0  # claims since the last generation was saved
+    lease_owner: str | None = Field(default=None, max_length=128)
+    lease_expires_at: datetime | None = _time(nullable=True)  # queued: when to send it again
+    error: str | None = Field(default=None, max_length=2000)
+    created_at: datetime = _created()
+    finished_at: datetime | None = _time(nullable=True)
+
+
+class TrainingCheckpoint(SQLModel, table=True):
+    """A session's network after `generation`, entered into the ladder as `bot_id` (None when its
+    validation refused it: `error` says why). Unique per (session, generation): a generation that a
+    resumed session plays again never enters twice."""
+
+    __table_args__ = (UniqueConstraint("session_id", "generation"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="trainingsession.id")  # indexed first in the unique pair
+    generation: int
+    step: int  # gradient steps so far
+    games: int  # self-play games so far
+    bot_id: int | None = Field(default=None, foreign_key="bot.id", index=True)
+    network_sha256: str = Field(max_length=64)  # the torch weights (what a fine-tune starts from)
+    error: str | None = Field(default=None, max_length=2000)
+    created_at: datetime = _created()
+
+
+class WorkerBeat(SQLModel, table=True):
+    """A worker process alive on `queues`, beating every heartbeat: the API refuses training
+    sessions (503) while no worker consuming the training queue has beaten within a lease."""
+
+    name: str = Field(primary_key=True, max_length=128)  # the worker's node name
+    queues: str = Field(max_length=200)  # comma-separated
+    last_seen: datetime = _created()

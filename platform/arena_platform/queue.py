@@ -14,6 +14,13 @@ from typing import Any, Protocol
 from celery import Celery
 
 SCHEDULE_LADDER = "arena.schedule_ladder"  # args: ladder id; books the ladder's next pairings
+TRAIN_SESSION = "arena.train_session"  # args: training session id; trains it for a while
+
+# Training runs on its own queue, so that match workers never need PyTorch: `arena worker` consumes
+# the default queue, `arena worker --queues training` the training sessions.
+DEFAULT_QUEUE = "celery"
+TRAINING_QUEUE = "training"
+TASK_ROUTES = {TRAIN_SESSION: {"queue": TRAINING_QUEUE}}
 
 
 class Enqueue(Protocol):
@@ -30,6 +37,7 @@ def celery_client(broker_url: str) -> Celery:
         accept_content=["json"],
         broker_connection_timeout=4.0,  # seconds per connection attempt
         task_publish_retry_policy={"max_retries": 3, "interval_start": 0, "interval_step": 0.5},
+        task_routes=TASK_ROUTES,
     )
     return app
 

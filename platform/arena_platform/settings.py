@@ -54,6 +54,16 @@ class Settings:
     sprt_elo1: float = 25.0  # H1: the new version is this much better (nElo): "better"
     sprt_alpha: float = 0.05  # chance of accepting H1 when H0 holds
     sprt_beta: float = 0.05  # chance of accepting H0 when H1 holds
+    # Training sessions (arena_platform.store.training), run by workers on the `training` queue.
+    training_sessions_per_user: int = 1  # queued or running at once per user
+    training_max_episodes: int = 100_000  # self-play games of one session
+    training_max_seconds: int = 7 * 24 * 3600  # training time of one session
+    training_max_blocks: int = 10  # residual blocks (an MLP's hidden layers)
+    training_max_filters: int = 256  # convolution filters (an MLP's units per layer)
+    training_threads: int = 1  # PyTorch threads per training task
+    # A training task trains this long (at most half the task time limit), then puts its session
+    # back in the queue: other sessions, and on the embedded worker the matches, get their turn.
+    training_slice_seconds: int = 300
 
     @property
     def resolved_database_url(self) -> str:
@@ -96,6 +106,13 @@ class Settings:
             "max_attempts",
             "port",
             "ladder_simulations",
+            "training_sessions_per_user",
+            "training_max_episodes",
+            "training_max_seconds",
+            "training_max_blocks",
+            "training_max_filters",
+            "training_threads",
+            "training_slice_seconds",
         )
         for name in positive:
             if getattr(self, name) < 1:

@@ -10,14 +10,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import redis
-from sqlalchemy import Engine, text
-from sqlmodel import SQLModel, col, select
+from sqlmodel import col, select
 
 from arena_bots.manifest import Manifest
 from arena_games.registry import get_game
@@ -37,24 +35,6 @@ from arena_workers.runner import WorkerContext
 
 WORKER_SETTINGS = {"lease_seconds": 3, "heartbeat_seconds": 1, "task_time_limit_seconds": 60}
 TIMEOUT_S = 45.0
-
-
-@pytest.fixture(scope="module")
-def database(postgres_url: str) -> Iterator[Engine]:
-    engine = make_engine(postgres_url)
-    migrate(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def engine(database: Engine, redis_url: str) -> Iterator[Engine]:
-    """The module's database and the tests' Redis database, both emptied after each test."""
-    yield database
-    redis.Redis.from_url(redis_url).flushdb()
-    names = ", ".join(f'"{table.name}"' for table in SQLModel.metadata.sorted_tables)
-    with database.begin() as connection:
-        connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
 
 
 @pytest.fixture

@@ -176,8 +176,8 @@ def test_leaderboard_and_ladders(client, seeded):
     top = board["entries"][0]
     assert top == {
         "rank": 1, "bot_id": seeded.alpha, "name": "alpha", "version": 1, "author": "alice", "house": False,
-        "player": "greedy", "rating": 150.0, "low": 70.0, "high": 230.0, "games": 4, "wins": 2, "draws": 1,
-        "losses": 1, "provisional": True,
+        "player": "greedy", "checkpoint": False, "rating": 150.0, "low": 70.0, "high": 230.0, "games": 4,
+        "wins": 2, "draws": 1, "losses": 1, "provisional": True,
     }  # fmt: skip
     assert [entry["rank"] for entry in board["entries"]] == [1, 2, 3, None]
 

@@ -60,6 +60,7 @@ def expected_entries(db: Session, ladder_id: int) -> list[dict]:
         entries.append(
             {"rank": rank if rating else None, "bot_id": bot.id, "name": bot.name, "version": bot.version}
             | {"author": author, "house": bot.kind == "house", "player": bot.player}
+            | {"checkpoint": bot.checkpoint}
             | record
             | {"provisional": rating.provisional if rating else True}
         )

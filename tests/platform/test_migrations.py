@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, column, insert, table, text
 from sqlmodel import SQLModel, select
 
 from arena_platform.db import make_engine, migrate, session
-from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, User
+from arena_platform.models import GameRecord, Ladder, PairCount, Pairing, Rating, User, utc_now
 from arena_platform.store import reads
 from arena_platform.store.results import recount_pairs
 
@@ -30,6 +30,21 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[E
             connection.execute(text("CREATE SCHEMA public"))
     yield engine
     engine.dispose()
+
+
+# The bot table as the migrations before 0008 made it (the model has columns added since).
+OLD_BOT = table(
+    "bot",
+    *(column(name) for name in ("id", "ladder_id", "owner_id", "name", "version", "kind", "player")),
+    *(column(name) for name in ("manifest", "report", "status", "created_at")),
+)
+
+
+def _old_bot(db, **values: object) -> int:
+    """Inserts a bot into a schema older than 0008; its id."""
+    values = {"owner_id": None, "version": 1, "manifest": "{}", "report": "{}", "status": "active"} | values
+    statement = insert(OLD_BOT).values(created_at=utc_now(), **values).returning(OLD_BOT.c.id)
+    return db.execute(statement).scalar_one()
 
 
 def test_the_migrations_build_the_schema_the_models_declare(empty_database: Engine):
@@ -54,18 +69,17 @@ def test_pair_counts_are_counted_from_the_games_recorded_before_they_existed(emp
         ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
         db.add(ladder)
         db.flush()
-        bots = {name: Bot(ladder_id=ladder.id, name=name, kind="house", player="random") for name in "abc"}
-        db.add_all(bots.values())
-        db.flush()
+        bots = {
+            name: _old_bot(db, ladder_id=ladder.id, name=name, kind="house", player="random")
+            for name in "abc"
+        }
         for seed, (first, second, score) in enumerate(games):
-            pairing = Pairing(
-                ladder_id=ladder.id, bot_a_id=bots[first].id, bot_b_id=bots[second].id, seed=seed
-            )
+            pairing = Pairing(ladder_id=ladder.id, bot_a_id=bots[first], bot_b_id=bots[second], seed=seed)
             db.add(pairing)
             db.flush()
             db.add(_game(pairing, score))
         db.commit()
-        a, b, c = (bots[name].id for name in "abc")
+        a, b, c = (bots[name] for name in "abc")
     expected = {(a, b): (1, 1, 1), (a, c): (1, 0, 0), (b, c): (0, 1, 1)}  # low wins, draws, high wins
 
     migrate(empty_database)
@@ -105,21 +119,21 @@ def test_the_leaderboard_rows_are_backfilled_and_then_kept(empty_database: Engin
         owner = User(name="ada")
         db.add_all([ladder, owner])
         db.flush()
-        rated = Bot(ladder_id=ladder.id, owner_id=owner.id, name="net", kind="network", player="greedy")
-        house, retired = (
-            Bot(ladder_id=ladder.id, name=name, kind="house", player="random", status=status)
+        rated = _old_bot(
+            db, ladder_id=ladder.id, owner_id=owner.id, name="net", kind="network", player="greedy"
+        )
+        house, _retired = (
+            _old_bot(db, ladder_id=ladder.id, name=name, kind="house", player="random", status=status)
             for name, status in (("house", "active"), ("old", "retired"))
         )
-        db.add_all([rated, house, retired])
-        db.flush()
-        db.add(Rating(ladder_id=ladder.id, bot_id=rated.id, rating=12.5, low=1.0, high=24.0, games=3,
+        db.add(Rating(ladder_id=ladder.id, bot_id=rated, rating=12.5, low=1.0, high=24.0, games=3,
                       wins=2, draws=1, losses=0, provisional=False))  # fmt: skip
         db.add_all(
-            Pairing(ladder_id=ladder.id, bot_a_id=rated.id, bot_b_id=house.id, seed=seed, status=status)
+            Pairing(ladder_id=ladder.id, bot_a_id=rated, bot_b_id=house, seed=seed, status=status)
             for seed, status in enumerate(("done", "done", "queued", "failed"))
         )
         db.commit()
-        ids = ladder.id, rated.id, house.id
+        ids = ladder.id, rated, house
 
     migrate(empty_database)
     ladder_id, rated_id, house_id = ids

@@ -19,7 +19,7 @@ from arena_platform.blobs import BlobStore
 from arena_platform.cli.serve import services
 from arena_platform.db import make_engine, migrate, session
 from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory
-from arena_platform.queue import SCHEDULE_LADDER
+from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
 from arena_platform.settings import Settings
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder
@@ -139,7 +139,10 @@ def test_the_celery_configuration_keeps_every_task_until_it_ran(settings):
     assert "beat_schedule" not in config  # the sweep keeps its own clock (arena_workers.sweeper)
     app = create_celery_app(settings)
     assert set(TASKS) <= set(app.tasks)
-    assert set(TASKS) == {SCHEDULE_LADDER, "arena.play_pairing", "arena.play_pairings", REFIT, SWEEP}
+    assert set(TASKS) == {
+        SCHEDULE_LADDER, "arena.play_pairing", "arena.play_pairings", REFIT, SWEEP, TRAIN_SESSION
+    }  # fmt: skip
+    assert config["task_routes"] == {TRAIN_SESSION: {"queue": "training"}}  # match workers never train
 
 
 def _wait_for(condition, what: str) -> None:

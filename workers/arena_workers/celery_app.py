@@ -27,6 +27,7 @@ from celery import Celery, signals
 
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
+from arena_platform.queue import DEFAULT_QUEUE, TASK_ROUTES
 from arena_platform.settings import Settings
 from arena_workers.runner import WorkerContext
 from arena_workers.tasks import register_tasks
@@ -93,15 +94,19 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_redirect_stdouts": False,
         "worker_send_task_events": True,  # for Flower
         "task_send_sent_event": True,
+        "task_routes": TASK_ROUTES,  # training sessions go to the `training` queue
     }
 
 
-def worker_argv(settings: Settings, *, loglevel: str = "INFO") -> list[str]:
+def worker_argv(
+    settings: Settings, *, loglevel: str = "INFO", queues: tuple[str, ...] = (DEFAULT_QUEUE,)
+) -> list[str]:
     """The `celery worker` command line for `app.worker_main`: a prefork pool of
-    `settings.worker_concurrency` processes, a node name unique per process (several workers may
-    share a host)."""
+    `settings.worker_concurrency` processes consuming `queues`, a node name unique per process
+    (several workers may share a host)."""
     pool = ["--pool=prefork", f"--concurrency={settings.worker_concurrency}"]
-    return ["worker", f"--loglevel={loglevel}", f"--hostname=arena-{os.getpid()}@%h", *pool]
+    name = f"--hostname=arena-{os.getpid()}@%h"
+    return ["worker", f"--loglevel={loglevel}", name, f"--queues={','.join(queues)}", *pool]
 
 
 @signals.worker_process_shutdown.connect

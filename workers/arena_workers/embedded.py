@@ -6,7 +6,11 @@ without heartbeats, mingle and gossip, and without touching stdout or the root l
 daemon thread sweeps every heartbeat (`arena_workers.sweeper`); its first sweep resends every
 queued pairing, since the in-memory broker lost the messages of the last run. The API and this
 worker share one engine and one blob store. Tasks run one at a time, and Celery's time limits do
-not apply (the solo pool cannot enforce them).
+not apply (the solo pool cannot enforce them). Where PyTorch (the `train` extra) is installed, the
+worker consumes the `training` queue too, and beats as a training worker: a session then trains in
+slices (`Settings.training_slice_seconds`) between which the matches queued meanwhile are played.
+(Two workers in one process do not work: Celery traces a process's tasks through one app, and one
+app consumes one selection of queues.)
 
 Stopping (Ctrl-C of `arena serve` or `arena demo`) gives the pairings being played back at the
 next round of their batch, unscored and without using an attempt, then closes the model hosts.
@@ -21,10 +25,12 @@ from typing import Any
 from sqlalchemy import Engine
 
 from arena_platform.blobs import BlobStore
+from arena_platform.queue import DEFAULT_QUEUE, TRAINING_QUEUE
 from arena_platform.settings import Settings
 from arena_workers.celery_app import ArenaCelery, create_celery_app
 from arena_workers.runner import WorkerContext
 from arena_workers.sweeper import Sweeper
+from arena_workers.training import WorkerBeater, training_available
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,11 @@ class EmbeddedWorker:
         self.context = WorkerContext(settings=settings, engine=engine, blobs=blobs, enqueue=self.enqueue)
         self.app: ArenaCelery = create_celery_app(settings, context=self.context)
         self.app.conf.worker_hijack_root_logger = False
+        self._queues = [DEFAULT_QUEUE]
+        self._beater: WorkerBeater | None = None
+        if training_available():
+            self._queues.append(TRAINING_QUEUE)
+            self._beater = WorkerBeater(settings, engine, TRAINING_QUEUE)
         self._sweeper = Sweeper(self.context, settings.heartbeat_seconds, resend_all_first=True)
         self._worker: Any = None
         self._thread: threading.Thread | None = None
@@ -52,6 +63,7 @@ class EmbeddedWorker:
         self._worker = self.app.Worker(
             pool="solo",
             concurrency=1,
+            queues=self._queues,
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
@@ -60,6 +72,8 @@ class EmbeddedWorker:
         )
         self._thread = threading.Thread(target=self._worker.start, name="arena-embedded-worker", daemon=True)
         self._thread.start()
+        if self._beater is not None:
+            self._beater.start()
         self._sweeper.start()
         return self
 
@@ -72,6 +86,8 @@ class EmbeddedWorker:
         the model hosts."""
         self.context.stopping.set()
         self._sweeper.stop()
+        if self._beater is not None:
+            self._beater.stop()
         if self._worker is not None:
             self._worker.stop(in_sighandler=False)
         if self._thread is not None:

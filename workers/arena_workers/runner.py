@@ -44,7 +44,7 @@ from arena_games.registry import get_game
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, Pairing
-from arena_platform.queue import SCHEDULE_LADDER, Enqueue
+from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION, Enqueue
 from arena_platform.settings import Settings
 from arena_platform.store.pairings import (
     Sweep,
@@ -59,6 +59,7 @@ from arena_platform.store.pairings import (
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
 from arena_platform.store.scheduling import schedule_round, stalled_ladders, task_messages
+from arena_platform.store.training import running_session_owners, sweep_sessions
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +244,7 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
     propagates. Afterwards each ladder that got games gets a refit and a scheduling round enqueued.
     """
     ids = list(dict.fromkeys(pairing_ids))
-    owner = _new_owner()
+    owner = new_owner()
     claimed = [pairing_id for pairing_id in ids if _claim(context, pairing_id, owner)]
     recorded: dict[int, int | None] = {}
     if claimed:
@@ -303,7 +304,9 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
     queued one with `resend_all_queued`, after the broker lost its messages) and fails those out of
     attempts; refits the ladders whose ratings miss games and books a round for the ladders with
     nothing in flight, itself: behind the matches in the queue, those messages waited minutes
-    (a busy ladder left the others unrated). So a ladder is refitted at least once a heartbeat."""
+    (a busy ladder left the others unrated). So a ladder is refitted at least once a heartbeat.
+    Training sessions likewise: a silent worker's session, or one whose message may be lost, is
+    sent again (store.training.sweep_sessions)."""
     settings = context.settings
     with session(context.engine) as db:
         swept = sweep_pairings(
@@ -319,6 +322,14 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
             )
             swept = Sweep(swept.requeued + taken.requeued, swept.failed + taken.failed, swept.resent)
         stale, stalled = stale_ladders(db), stalled_ladders(db)
+        sessions = sweep_sessions(
+            db,
+            lease_seconds=settings.lease_seconds,
+            resend_all_queued=resend_all_queued,
+            dead_owners=_dead_local_owners(running_session_owners(db)),
+        )
+    for session_id in sessions:
+        context.enqueue(TRAIN_SESSION, session_id)
     for pairing_id in swept.to_send:
         context.enqueue(PLAY_PAIRING, pairing_id)
     for ladder_id in stale:
@@ -377,7 +388,7 @@ class LeaseKeeper:
                     self.lost.add(pairing_id)
 
 
-def _new_owner() -> str:
+def new_owner() -> str:
     """A lease owner: this host and process (operators and tests find the process by it), and a token."""
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:12]}"
 

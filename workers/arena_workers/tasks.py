@@ -9,6 +9,9 @@ Every task takes ids only, is acknowledged late, and is safe to run twice or on 
                                      under a live lease elsewhere is left alone
   arena.play_pairings(pairing_ids)   the same for several pairings, played as one batch
   arena.refit(ladder_id)             refits the ladder's ratings unless they cover all its games
+  arena.train_session(session_id)    trains a training session for one time slice (the `training`
+                                     queue; arena_workers.training), then sends it again if it
+                                     has more to do; a session held elsewhere is left alone
   arena.sweep()                      re-sends pairings whose worker went silent (failing those out of
                                      attempts) and queued ones whose message may be lost; refits
                                      stale ladders and books rounds for stalled ones. The sweeper
@@ -33,8 +36,8 @@ from celery import Celery, Task
 
 from arena_games.api import GameError
 from arena_platform.blobs import CorruptBlob
-from arena_platform.queue import SCHEDULE_LADDER
-from arena_workers import runner
+from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
+from arena_workers import runner, training
 from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, SWEEP, WorkerContext, is_database_lost
 
 log = logging.getLogger(__name__)
@@ -119,6 +122,11 @@ def refit(context: WorkerContext, ladder_id: int) -> bool:
 def sweep(context: WorkerContext) -> dict[str, list[int]]:
     swept = runner.sweep(context)
     return {"requeued": swept.requeued, "failed": swept.failed, "resent": swept.resent}
+
+
+@arena_task(TRAIN_SESSION)
+def train_session(context: WorkerContext, session_id: int) -> str:
+    return training.train_session(context, session_id)
 
 
 def _statuses(outcomes: list[runner.PairingOutcome]) -> list[list[Any]]:

@@ -18,11 +18,15 @@ Run folder `out_dir` (e.g. runs/bobail-az/):
   ratings.json    every evaluation game and the fitted ratings;  curve.png  rating against step
   log.txt         written by whoever starts `arena train` in the background
 Files are replaced atomically, so an interrupted run resumes from its last finished generation.
+`RESUME_FILES` are what a resume needs: the platform's training sessions (arena_workers.training)
+keep them in the blob store and drive `Run` one `train_generation` at a time, with the ladder
+rating their checkpoints instead of `checkpoint`'s own evaluation.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import time
@@ -55,6 +59,8 @@ from arena_bots.training.selfplay import SelfPlaySettings, play_generation
 from arena_bots.training.trainer import TrainSettings, make_optimizer, steps_for, train_steps
 from arena_games.api import Game
 from arena_games.registry import get_game
+
+RESUME_FILES = ("config.json", "state.pt", "buffer.npz", "progress.json")
 
 
 @dataclass(frozen=True)
@@ -182,7 +188,7 @@ def train_alphazero(
     if hours is None and max_steps is None:
         raise ValueError("give hours or max_steps (or both)")
     torch.set_num_threads(1)
-    run = _Run.open(Path(out_dir), get_game(game_name), settings, fit_ratings)
+    run = Run.open(Path(out_dir), get_game(game_name), settings, fit_ratings)
     deadline = time.monotonic() + (hours * 3600.0 if hours is not None else float("inf"))
     bar = tqdm(desc=f"{game_name} self-play", unit="game", disable=not progress, initial=run.progress.games)
     while time.monotonic() < deadline and (max_steps is None or run.progress.step < max_steps):
@@ -204,7 +210,7 @@ def _report(bar: tqdm, line: str, progress: bool) -> None:
         print(line, flush=True)
 
 
-class _Run:
+class Run:
     """The live state of a run and its folder."""
 
     def __init__(self, folder: Path, game: Game, settings: RunSettings, fit_ratings: RatingFit) -> None:
@@ -222,7 +228,7 @@ class _Run:
         self.wall_at_start = 0.0
 
     @classmethod
-    def open(cls, folder: Path, game: Game, settings: RunSettings | None, fit_ratings: RatingFit) -> _Run:
+    def open(cls, folder: Path, game: Game, settings: RunSettings | None, fit_ratings: RatingFit) -> Run:
         """A new run in `folder`, or the run already there resumed (its saved settings win)."""
         config = folder / "config.json"
         if config.exists():
@@ -253,6 +259,13 @@ class _Run:
 
     def generation(self) -> str:
         """One generation (self-play, buffer, training, save) and a checkpoint when due; a log line."""
+        line = self.train_generation()
+        if self.progress.generation % self.settings.checkpoint_every == 0:
+            line += " | " + self.checkpoint()
+        return line
+
+    def train_generation(self) -> str:
+        """One generation: self-play, buffer, training, and the resume point saved; a log line."""
         settings, progress = self.settings, self.progress
         model = self.export("self-play")
         seed = settings.seed * 1_000_003 + progress.generation
@@ -275,8 +288,6 @@ class _Run:
             f"positions {progress.positions} | wins {stats.wins[0]}/{stats.wins[1]} draws {stats.draws} "
             f"len {stats.mean_length:.1f} | loss p {losses.policy:.3f} v {losses.value:.3f}"
         )
-        if progress.generation % settings.checkpoint_every == 0:
-            line += " | " + self.checkpoint()
         return line
 
     def needs_checkpoint(self) -> bool:
@@ -348,6 +359,16 @@ class _Run:
             c_puct=self.settings.selfplay.c_puct,
         )
         return export_bot(self.network, self.game, manifest, path)
+
+    def network_bytes(self) -> bytes:
+        """The network's torch state (what `load_network` takes back)."""
+        buffer = io.BytesIO()
+        torch.save(self.network.state_dict(), buffer)
+        return buffer.getvalue()
+
+    def load_network(self, data: bytes) -> None:
+        """Starts from another run's network (a fine-tune): the same shape, from `network_bytes`."""
+        self.network.load_state_dict(torch.load(io.BytesIO(data), weights_only=True))
 
     def wall_seconds(self) -> float:
         return self.wall_at_start + time.monotonic() - self.started

@@ -18,7 +18,17 @@ from arena_platform.api.errors import documented, install_error_handlers
 from arena_platform.api.hosts import HostCache
 from arena_platform.api.limits import ComputePool, RateLimits
 from arena_platform.api.pages import install_pages, not_found_page
-from arena_platform.api.routes import accounts, bots, frames, games, health, human_games, ladders, predict
+from arena_platform.api.routes import (
+    accounts,
+    bots,
+    frames,
+    games,
+    health,
+    human_games,
+    ladders,
+    predict,
+    training,
+)
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
 from arena_platform.queue import Enqueue, celery_enqueue
@@ -84,7 +94,7 @@ def create_app(
     install_error_handlers(app, not_found_page=not_found_page)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
-    for module in (accounts, bots, games, frames, human_games, ladders, predict, health):
+    for module in (accounts, bots, games, frames, human_games, ladders, predict, training, health):
         api.include_router(module.router)
     app.include_router(api)
     install_docs(app)  # /docs

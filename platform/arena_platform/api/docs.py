@@ -57,6 +57,12 @@ body `{{"detail": <a sentence>, "code": <snake_case>}}`; a `429` or `503` says i
 to try again. Uploads are limited per user per hour (rejected ones count); `predict` per client
 address, or per token owner with a token.
 
+**Training on the platform.** `POST /api/v1/training-sessions` queues a training session for the
+training workers (503 `no_training_workers` while none runs); every few generations its network
+enters the game's ladder as the next version of the session's bot, marked as a checkpoint, and is
+rated like every bot. `GET /api/v1/training-sessions/{{id}}` follows its progress, loss curve and
+checkpoints' ratings; its owner pauses, resumes or cancels it.
+
 ## A bot
 
 One ONNX file and a manifest. The manifest can travel in the file's `metadata_props` as

@@ -28,13 +28,14 @@ from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
 from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
 from arena_platform.models import Ladder
-from arena_platform.store import bots, human_games, ladders, reads
+from arena_platform.store import bots, human_games, ladders, reads, training
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
 RECENT_GAMES = 20  # on a bot's page
 BOTS_IN_FILTER = 500  # bots offered by the games page's bot filter
 LEADERBOARD_POLL_MS = 3000  # how often an open leaderboard asks the API for news
+TRAINING_POLL_MS = 3000  # how often an open training session page asks the API for news
 # Pages run only their own modules and reach only this server: injected markup would stay inert.
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -113,8 +114,24 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         playable=ladder.game_version == spec.version and len(spec.heads) == 1,
         played=bool(data["games"]),  # a new bot can have games before its first rating
         successor=newest if newest is not None and newest.version > bot.version else None,
+        training_session=training.session_of_bot(session, bot_id=bot.id),
         page_data=data,
     )
+
+
+@router.get("/training/{session_id}", response_class=HTMLResponse)
+def training_page(session_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    """A training session: progress, loss curve, and its checkpoints' ladder ratings against
+    training step, refreshed from the API while it trains."""
+    detail = _lookup(session_id, lambda key: training.describe_session(session, session_id=key))
+    if detail is None:
+        return _not_found(request, f"training session {session_id}")
+    data = {
+        "session": detail,
+        "url": f"/api/v1/training-sessions/{detail.id}",
+        "poll_ms": TRAINING_POLL_MS,
+    }
+    return render(request, "training.html", training=detail, page_data=data)
 
 
 @router.get("/games", response_class=HTMLResponse)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from arena_games.registry import GAMES
-from arena_platform.cli.common import UsageError, add_manifest_options, manifest_overrides
+from arena_platform.cli.common import (
+    UsageError,
+    add_manifest_options,
+    add_server_options,
+    manifest_overrides,
+    server_token,
+)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -21,10 +26,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     upload = commands.add_parser("upload", help="upload an ONNX bot to an Arena server")
     upload.add_argument("file", type=Path)
     upload.add_argument("--game", required=True, help=f"one of: {', '.join(sorted(GAMES))}")
-    upload.add_argument(
-        "--url", help="the server (default: http://ARENA_HOST:ARENA_PORT, where `arena serve` listens)"
-    )
-    upload.add_argument("--token", help="an API token (default: the ARENA_TOKEN environment variable)")
+    add_server_options(upload)
     add_manifest_options(upload)
     upload.set_defaults(run=_run_upload)
 
@@ -54,11 +56,7 @@ def _run_user_create(args: argparse.Namespace) -> int:
 def _run_upload(args: argparse.Namespace) -> int:
     from arena_platform.client import ArenaClient, ArenaClientError
 
-    token = args.token or os.environ.get("ARENA_TOKEN")
-    if not token:
-        raise UsageError(
-            "uploading needs an API token: pass --token or set ARENA_TOKEN (see `arena user create`)"
-        )
+    token = server_token(args, "uploading")
     try:
         with ArenaClient(args.url, token) as client:
             bot = client.upload(args.file, args.game, **manifest_overrides(args))

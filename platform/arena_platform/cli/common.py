@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from arena_bots.manifest import HEAD_KINDS, PLAYER_KINDS, VALUE_KINDS
@@ -41,3 +42,21 @@ def add_manifest_options(parser: argparse.ArgumentParser, *, leave_out: tuple[st
 def manifest_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The manifest options given on the command line, by field (those not given are left out)."""
     return {field: value for field in MANIFEST_OPTIONS if (value := getattr(args, field, None)) is not None}
+
+
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    """--url and --token: the Arena server a command talks to, and the caller's API token."""
+    parser.add_argument(
+        "--url", help="the server (default: http://ARENA_HOST:ARENA_PORT, where `arena serve` listens)"
+    )
+    parser.add_argument("--token", help="an API token (default: the ARENA_TOKEN environment variable)")
+
+
+def server_token(args: argparse.Namespace, doing: str) -> str:
+    """The API token of --token or ARENA_TOKEN; a UsageError saying that `doing` needs one otherwise."""
+    token = args.token or os.environ.get("ARENA_TOKEN")
+    if not token:
+        raise UsageError(
+            f"{doing} needs an API token: pass --token or set ARENA_TOKEN (see `arena user create`)"
+        )
+    return token

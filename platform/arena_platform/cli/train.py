@@ -1,17 +1,20 @@
-"""`arena train alphazero --game bobail --hours 1 --out runs/bobail-az [options]`: the training kit.
+"""`arena train alphazero --game bobail --hours 1 --out runs/bobail-az [options]`: the training kit,
+offline; and `arena train start|list|show|pause|resume|cancel`: training sessions on a server.
 
-Running it again with the same --out resumes the run (the run's saved settings win over the
-options, which only shape new runs). PyTorch is the optional extra `train`
-(`pip install -e ".[train]"`, which pins torch==2.13.0).
+Running `alphazero` again with the same --out resumes the run (the run's saved settings win over
+the options, which only shape new runs). PyTorch is the optional extra `train`
+(`pip install -e ".[train]"`, which pins torch==2.13.0); the session commands need only a server
+with a training worker (`arena worker --queues training`) and your API token.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from arena_games.registry import GAMES
-from arena_platform.cli.common import UsageError
+from arena_platform.cli.common import UsageError, add_server_options, server_token
 
 SHAPE_OPTIONS = {
     "blocks": "residual blocks of the network (an MLP's hidden layers, for a flat-input game)",
@@ -28,9 +31,9 @@ SHAPE_OPTIONS = {
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    train = commands.add_parser("train", help="train a bot from scratch").add_subparsers(
-        required=True, metavar="KIT"
-    )
+    train = commands.add_parser(
+        "train", help="train a bot: offline with a kit, or as a session on a server"
+    ).add_subparsers(required=True, metavar="COMMAND")
     alphazero = train.add_parser("alphazero", help="AlphaZero self-play training (resumable)")
     alphazero.add_argument("--game", required=True, choices=sorted(GAMES))
     alphazero.add_argument("--out", required=True, type=Path, help="the run folder, e.g. runs/bobail-az")
@@ -40,6 +43,121 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         alphazero.add_argument(f"--{option}", type=int, help=f"{meaning} (new runs only)")
     alphazero.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     alphazero.set_defaults(run=_run_alphazero)
+    _add_session_commands(train)
+
+
+SESSION_OPTIONS: dict[str, tuple[type, str]] = {
+    "kit": (str, "the training kit (default: alphazero)"),
+    "blocks": (int, "residual blocks of the network (an MLP's hidden layers); default 4"),
+    "filters": (int, "convolution filters (an MLP's units per layer); default 32"),
+    "seed": (int, "the session's seed (default 0)"),
+    "base-bot": (int, "fine-tune this checkpoint bot of one of your sessions (its id)"),
+    "name": (str, "the bot its checkpoints are versions of (default: <kit>-<session id>)"),
+    "simulations": (int, "MCTS simulations per self-play move"),
+    "games-per-generation": (int, "self-play games between two trainings"),
+    "checkpoint-every": (int, "generations between checkpoints entered into the ladder (default 5)"),
+}
+SESSION_FIELDS = {"base-bot": "base_bot_id", "name": "bot_name"}  # option -> API field, where they differ
+
+
+def _add_session_commands(train: argparse._SubParsersAction) -> None:
+    start = train.add_parser("start", help="start a training session on a server")
+    start.add_argument("--game", required=True, choices=sorted(GAMES))
+    start.add_argument("--episodes", required=True, type=int, help="self-play games in all")
+    start.add_argument("--minutes", required=True, type=float, help="training time in all")
+    for option, (kind, meaning) in SESSION_OPTIONS.items():
+        start.add_argument(f"--{option}", type=kind, help=meaning)
+    add_server_options(start)
+    start.set_defaults(run=_run_start)
+    listing = train.add_parser("list", help="your training sessions on a server, newest first")
+    add_server_options(listing)
+    listing.set_defaults(run=_run_list)
+    for action, meaning in (
+        ("show", "a session's progress and checkpoints with their ratings"),
+        ("pause", "pause a session after its current generation"),
+        ("resume", "resume a paused or failed session"),
+        ("cancel", "cancel a session (its checkpoints stay on the ladder)"),
+    ):
+        command = train.add_parser(action, help=meaning)
+        command.add_argument("session", type=int, help="the session's id")
+        add_server_options(command)
+        command.set_defaults(run=_run_session_command, action=action)
+
+
+def _client(args: argparse.Namespace, doing: str):  # -> ArenaClient
+    from arena_platform.client import ArenaClient
+
+    return ArenaClient(args.url, server_token(args, doing))
+
+
+def _calling(call: Any) -> Any:
+    """`call()`, its ArenaClientError (an error answer, no server) shown as a usage error."""
+    from arena_platform.client import ArenaClientError
+
+    try:
+        return call()
+    except ArenaClientError as error:
+        raise UsageError(str(error)) from None
+
+
+def _run_start(args: argparse.Namespace) -> int:
+    options = {
+        SESSION_FIELDS.get(option, option.replace("-", "_")): getattr(args, option.replace("-", "_"))
+        for option in SESSION_OPTIONS
+    }
+    seconds = max(1, round(args.minutes * 60))
+    with _client(args, "starting a training session") as client:
+        created = _calling(lambda: client.start_training(args.game, args.episodes, seconds, **options))
+    print(
+        f"training session {created['id']} is {created['status']}: "
+        f"`arena train show {created['id']}` follows it"
+    )
+    return 0
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    with _client(args, "listing your training sessions") as client:
+        sessions = _calling(client.training_sessions)
+    for item in sessions:
+        print(_summary_line(item))
+    return 0
+
+
+def _run_session_command(args: argparse.Namespace) -> int:
+    with _client(args, f"{args.action} of a training session") as client:
+        if args.action == "show":
+            detail = _calling(lambda: client.training_session(args.session))
+        else:
+            detail = _calling(lambda: client.control_training(args.session, args.action))
+    print(_summary_line(detail))
+    if args.action == "show":
+        for checkpoint in detail["checkpoints"]:
+            print("  " + _checkpoint_line(checkpoint))
+    return 0
+
+
+def _summary_line(item: dict[str, Any]) -> str:
+    """One line per session: id, status, game and kit, games and steps, training time, loss."""
+    progress, asked = item["progress"], item["settings"]
+    losses = progress["losses"]
+    loss = f" | loss p {losses[-1]['policy']:.3f} v {losses[-1]['value']:.3f}" if losses else ""
+    error = f" | {item['error']}" if item["error"] else ""
+    return (
+        f"session {item['id']} {item['status']}: {item['game']} {item['kit']} bot {item['bot_name']!r} | "
+        f"games {progress['games']}/{asked['episodes']} steps {progress['step']} | "
+        f"{progress['elapsed_seconds']:.0f}/{asked['time_limit_seconds']} s{loss}{error}"
+    )
+
+
+def _checkpoint_line(checkpoint: dict[str, Any]) -> str:
+    head = f"generation {checkpoint['generation']} step {checkpoint['step']}"
+    if checkpoint["bot_id"] is None:
+        return f"{head}: refused ({checkpoint['error']})"
+    if checkpoint["rating"] is None:
+        rating = "not rated yet"
+    else:
+        rating = f"{checkpoint['rating']:+.0f} Elo [{checkpoint['low']:+.0f}, {checkpoint['high']:+.0f}]"
+    return f"{head}: bot {checkpoint['bot_id']} (version {checkpoint['version']}) {rating}"
 
 
 def _run_alphazero(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from arena_platform.cli.common import UsageError
+from arena_platform.queue import DEFAULT_QUEUE, TRAINING_QUEUE
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -15,6 +16,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--beat", action="store_true", help="also run the sweeper beside it (one per deployment, like `beat`)"
     )
     worker.add_argument("--loglevel", default="INFO", help="Celery's log level (default: %(default)s)")
+    worker.add_argument(
+        "--queues",
+        default=DEFAULT_QUEUE,
+        help=f"comma-separated queues to consume: {DEFAULT_QUEUE} (matches, the default) and/or "
+        f"{TRAINING_QUEUE} (training sessions, which need the 'train' extra)",
+    )
     worker.set_defaults(run=_run_worker)
 
     beat = commands.add_parser("beat", help="run the sweeper: one sweep every ARENA_HEARTBEAT_SECONDS")
@@ -40,14 +47,32 @@ def _broker_settings():  # -> Settings; imported lazily: the worker stack is hea
 
 
 def _run_worker(args: argparse.Namespace) -> int:
+    from arena_platform.db import make_engine
     from arena_workers.celery_app import create_celery_app, worker_argv
     from arena_workers.sweeper import start_sweeper_process
+    from arena_workers.training import WorkerBeater, training_available
 
+    queues = _queues(args.queues)
+    if TRAINING_QUEUE in queues and not training_available():
+        raise UsageError(f"the {TRAINING_QUEUE} queue needs the 'train' extra (pip install -e '.[train]')")
     settings = _broker_settings()
     if args.beat:
         start_sweeper_process(settings)  # a daemon: it ends with this process
-    create_celery_app(settings).worker_main(worker_argv(settings, loglevel=args.loglevel))
+    engine = make_engine(settings.resolved_database_url, pooled=False)  # the pool is forked from here
+    beater = WorkerBeater(settings, engine, ",".join(queues)).start()
+    try:
+        create_celery_app(settings).worker_main(worker_argv(settings, loglevel=args.loglevel, queues=queues))
+    finally:
+        beater.stop()
     return 0
+
+
+def _queues(given: str) -> tuple[str, ...]:
+    queues = tuple(dict.fromkeys(name.strip() for name in given.split(",") if name.strip()))
+    unknown = [name for name in queues if name not in (DEFAULT_QUEUE, TRAINING_QUEUE)]
+    if unknown or not queues:
+        raise UsageError(f"--queues takes {DEFAULT_QUEUE} and/or {TRAINING_QUEUE}, got {given!r}")
+    return queues
 
 
 def _run_beat(_: argparse.Namespace) -> int:

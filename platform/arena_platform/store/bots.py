@@ -43,12 +43,15 @@ def create_network_bot(
     report: dict,
     model_sha256: str,
     sprt: SprtParameters = DEFAULT_PARAMETERS,
+    checkpoint: bool = False,
 ) -> Bot:
     """Record an accepted upload as the newest version of `manifest.name` on the ladder.
 
     `report` is the JSON-safe validation report; `model_sha256` the blob key of the (sanitized)
     model. A test with `sprt`'s parameters starts against the newest active version, which stays
-    active; other active versions are retired (see the module's docstring). Raises NameTaken.
+    active; other active versions are retired (see the module's docstring). A training `checkpoint`
+    plays no SPRT (its ladder rating measures it, store.training): the previous version stays
+    active until the next checkpoint. Raises NameTaken.
     Flushes; the caller commits (two uploads racing for one version fail the unique (ladder, name,
     version) guard).
     """
@@ -77,10 +80,11 @@ def create_network_bot(
         model_sha256=model_sha256,
         manifest=manifest.to_dict(),
         report=report,
+        checkpoint=checkpoint,
     )
     session.add(bot)
     session.flush()
-    if previous is not None:
+    if previous is not None and not checkpoint:
         start_test(session, new_bot=bot, old_bot=previous, parameters=sprt)
     return bot
 
@@ -171,6 +175,7 @@ def _bot_summary(bot: Bot, ladder: Ladder, author: str | None) -> BotSummary:
         kind=bot.kind,
         player=bot.player,
         status=bot.status,
+        checkpoint=bot.checkpoint,
         model_sha256=bot.model_sha256,
         created_at=bot.created_at,
     )

@@ -74,6 +74,7 @@ class BotSummary(BaseModel):
     kind: str  # house | network
     player: str
     status: str
+    checkpoint: bool  # a training session's checkpoint, not an upload
     model_sha256: str | None
     created_at: UtcDatetime
 
@@ -127,6 +128,7 @@ class LeaderboardEntry(BaseModel):
     author: str | None
     house: bool
     player: str
+    checkpoint: bool  # a training session's checkpoint
     rating: float | None
     low: float | None
     high: float | None
@@ -207,7 +209,8 @@ def leaderboard_entries(session: Session, *, ladder_id: int) -> list[dict[str, A
     entries = [dict(zip(_ENTRY_KEYS, (None, *row), strict=True)) for row in rows]
     for entry in entries:
         entry["rank"] = None if entry["rating"] is None else next(ranks)
-        entry["house"], entry["provisional"] = bool(entry["house"]), bool(entry["provisional"])  # SQLite: 0/1
+        for flag in ("house", "checkpoint", "provisional"):  # SQLite: 0/1
+            entry[flag] = bool(entry[flag])
     return entries
 
 

@@ -1,0 +1,212 @@
+"""/api/v1/training-sessions without a worker (the enqueue is recorded): starting a session, its
+4xx and 503 cases, owner actions and their states, and the store's claim, save and sweep."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, update
+
+from arena_bots.manifest import Manifest
+from arena_platform.db import session
+from arena_platform.models import Bot, TrainingCheckpoint, TrainingSession, utc_now
+from arena_platform.queue import TRAIN_SESSION
+from arena_platform.store import reads, training
+from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.training import Progress
+
+BASE = "/api/v1/training-sessions"
+ASK = {"game": "bobail", "episodes": 8, "time_limit_seconds": 60, "blocks": 1, "filters": 16}
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def training_worker(engine: Engine) -> None:
+    """A worker on the training queue, as its beats record it."""
+    with session(engine) as db:
+        training.beat_worker(db, name="host/1", queues="celery,training")
+
+
+def _start(client: TestClient, token: str, **changes: Any):
+    return client.post(BASE, json=ASK | changes, headers=_auth(token))
+
+
+def test_a_session_is_queued_sent_to_the_training_queue_and_listed(
+    client: TestClient, new_user: Callable[[str], str], enqueued: list, training_worker: None
+):
+    token = new_user("ada")
+    response = _start(client, token, seed=3)
+    assert response.status_code == 202, response.text
+    created = response.json()
+    assert created["status"] == "queued"
+    assert created["bot_name"] == f"alphazero-{created['id']}"
+    assert created["settings"]["games_per_generation"] == 8
+    assert created["settings"]["seed"] == 3
+    assert created["progress"]["games"] == 0
+    assert created["checkpoints"] == []
+    assert enqueued == [(TRAIN_SESSION, (created["id"],))]
+    listed = client.get(BASE, headers=_auth(token)).json()
+    assert [item["id"] for item in listed] == [created["id"]]
+    assert client.get(BASE, headers=_auth(new_user("bob"))).json() == []  # each sees their own
+    assert client.get(f"{BASE}/{created['id']}").json()["status"] == "queued"
+
+
+@pytest.mark.parametrize(
+    ("changes", "status", "code"),
+    [
+        ({"game": "chess"}, 422, "unknown_game"),
+        ({"kit": "dqn"}, 422, "unknown_kit"),
+        ({"episodes": 10**9}, 422, "out_of_range"),
+        ({"blocks": 99}, 422, "out_of_range"),
+        ({"episodes": 0}, 422, "invalid_request"),
+        ({"base_bot_id": 1}, 422, "bad_base_bot"),
+    ],
+)
+def test_bad_requests_are_refused_with_a_reason(
+    client: TestClient, new_user: Callable[[str], str], training_worker: None, changes, status, code
+):
+    response = _start(client, new_user("ada"), **changes)
+    assert (response.status_code, response.json()["code"]) == (status, code), response.text
+    assert response.json()["detail"]
+
+
+def test_a_token_is_needed(client: TestClient):
+    assert client.post(BASE, json=ASK).status_code == 401
+    assert client.get(BASE).status_code == 401
+
+
+def test_without_a_training_worker_the_api_says_so(client: TestClient, new_user, engine: Engine):
+    with session(engine) as db:
+        training.beat_worker(db, name="matches/1", queues="celery")  # a match worker only
+        training.beat_worker(db, name="old/1", queues="training")
+        db.exec(update(training.WorkerBeat).where(training.WorkerBeat.name == "old/1").values(
+            last_seen=utc_now() - timedelta(hours=1)))  # fmt: skip
+        db.commit()
+    response = _start(client, new_user("ada"))
+    assert response.status_code == 503
+    assert response.json()["code"] == "no_training_workers"
+    assert "arena worker --queues training" in response.json()["detail"]
+
+
+def test_one_session_at_a_time_then_pause_resume_and_cancel(
+    client: TestClient, new_user: Callable[[str], str], enqueued: list, training_worker: None
+):
+    token, other = new_user("ada"), new_user("bob")
+    first = _start(client, token).json()["id"]
+    second = _start(client, token)
+    assert (second.status_code, second.json()["code"]) == (409, "session_running")
+    assert client.post(f"{BASE}/{first}/pause", headers=_auth(other)).status_code == 403
+    assert client.post(f"{BASE}/{first}/pause", headers=_auth(token)).json()["status"] == "paused"
+    resumed = client.post(f"{BASE}/{first}/resume", headers=_auth(token))
+    assert (resumed.status_code, resumed.json()["status"]) == (202, "queued")
+    assert enqueued[-1] == (TRAIN_SESSION, (first,))
+    again = client.post(f"{BASE}/{first}/resume", headers=_auth(token))
+    assert (again.status_code, again.json()["code"]) == (409, "bad_state")
+    assert client.post(f"{BASE}/{first}/cancel", headers=_auth(token)).json()["status"] == "cancelled"
+    assert client.post(f"{BASE}/{first}/resume", headers=_auth(token)).status_code == 409
+    assert _start(client, token).status_code == 202  # the cancelled one no longer counts
+    assert client.get(f"{BASE}/999").status_code == 404
+
+
+def test_a_bot_name_of_someone_else_is_refused(
+    client: TestClient, new_user: Callable[[str], str], engine: Engine, training_worker: None, settings
+):
+    new_user("bob")
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=settings.ladder_simulations)
+        db.add(Bot(ladder_id=ladder.id, owner_id=1, name="taken", kind="network", player="mcts"))
+        db.commit()
+    response = _start(client, new_user("ada"), bot_name="taken")
+    assert (response.status_code, response.json()["code"]) == (409, "name_taken")
+
+
+def _session(engine: Engine, owner_id: int) -> int:
+    with session(engine) as db:
+        row = training.create_session(
+            db, owner_id=owner_id, game="bobail", kit="alphazero", bot_name="net", settings=dict(ASK)
+        )
+        db.commit()
+        return row.id
+
+
+def test_a_claimed_session_saves_each_checkpoint_once_and_is_swept_when_silent(
+    engine: Engine, new_user: Callable[[str], str]
+):
+    new_user("ada")
+    session_id = _session(engine, owner_id=1)
+    with session(engine) as db:
+        ladder_id = ensure_ladder(db, game="bobail", simulations=16).id
+        db.commit()
+        claim = {"session_id": session_id, "lease_seconds": 60, "max_attempts": 2}
+        assert training.claim_session(db, owner="w1", **claim) is not None
+        assert training.claim_session(db, owner="w2", **claim) is None  # held under a live lease
+        manifest = Manifest(game="bobail", game_version=1, name="net", player="mcts")
+        for _ in range(2):  # the same generation saved twice: one checkpoint, one bot
+            checkpoint = TrainingCheckpoint(session_id=session_id, generation=1, step=4, games=8,
+                                            network_sha256="0" * 64)  # fmt: skip
+            saved, _bot = training.save_generation(
+                db, session_id=session_id, owner="w1", state_sha256="1" * 64,
+                progress=Progress(generation=1, games=8), checkpoint=checkpoint, manifest=manifest,
+                report={}, model_sha256="2" * 64, ladder_id=ladder_id,
+            )  # fmt: skip
+            assert saved
+        detail = training.describe_session(db, session_id=session_id)
+        assert [(c.generation, c.version) for c in detail.checkpoints] == [(1, 1)]
+        bot = db.get(Bot, detail.checkpoints[0].bot_id)
+        assert bot.checkpoint
+        assert training.session_of_bot(db, bot_id=bot.id) == session_id
+        entry = next(e for e in reads.leaderboard(db, ladder_id=ladder_id) if e.bot_id == bot.id)
+        assert entry.checkpoint
+        saved, _ = training.save_generation(
+            db, session_id=session_id, owner="w2", state_sha256="3" * 64, progress=Progress()
+        )
+        assert not saved  # not the lease holder's
+        assert training.sweep_sessions(db, lease_seconds=60) == []  # w1's lease is live
+        assert training.running_session_owners(db) == ["w1"]
+        assert training.sweep_sessions(db, lease_seconds=60, dead_owners=["w1"]) == [session_id]
+        assert training.claim_session(db, owner="w1", **claim) is not None  # w1 again, for the lease test
+        db.exec(update(TrainingSession).values(lease_expires_at=utc_now() - timedelta(seconds=1)))
+        db.commit()
+        assert training.sweep_sessions(db, lease_seconds=60) == [session_id]
+        assert training.get_session(db, session_id=session_id).status == "queued"
+        assert training.sweep_sessions(db, lease_seconds=60) == []  # due again a lease later
+        assert training.claim_session(db, owner="w3", **claim).state_sha256 == "1" * 64
+
+
+def test_a_session_whose_workers_keep_dying_fails(engine: Engine, new_user: Callable[[str], str]):
+    new_user("ada")
+    session_id = _session(engine, owner_id=1)
+    with session(engine) as db:
+        for attempt in range(3):
+            claimed = training.claim_session(
+                db, session_id=session_id, owner=f"w{attempt}", lease_seconds=60, max_attempts=2
+            )
+            assert (claimed is None) == (attempt == 2)
+            db.exec(update(TrainingSession).values(lease_expires_at=utc_now() - timedelta(seconds=1)))
+            db.commit()
+        row = training.get_session(db, session_id=session_id)
+        assert row.status == "failed"
+        assert "stopped 2 times" in row.error
+
+
+def test_a_resume_while_the_worker_stops_for_a_pause_is_not_lost(
+    engine: Engine, new_user: Callable[[str], str]
+):
+    new_user("ada")
+    session_id = _session(engine, owner_id=1)
+    with session(engine) as db:
+        training.claim_session(db, session_id=session_id, owner="w1", lease_seconds=60, max_attempts=2)
+        training.pause(db, row=training.get_session(db, session_id=session_id))
+        training.resume(db, row=training.get_session(db, session_id=session_id))
+        assert training.finish(db, session_id=session_id, owner="w1", status="paused")  # it saw the pause
+        row = training.get_session(db, session_id=session_id)
+        assert row.status == "queued"
+        assert row.lease_owner is None
+        assert training.sweep_sessions(db, lease_seconds=60) == [session_id]  # due at once

@@ -1,0 +1,133 @@
+"""Training sessions on the embedded default: SQLite, a blob folder, and the in-process worker
+(consuming the training queue beside the matches) train a tiny session started through the API,
+enter its checkpoints into the ladder and rate them, then fine-tune its last checkpoint; a paused
+session is left alone until resumed, and a time slice hands the session on to the next task."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlmodel import select
+
+from arena_platform.api import create_app
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine, migrate, session
+from arena_platform.models import Rating
+from arena_platform.queue import TRAIN_SESSION
+from arena_platform.settings import Settings
+from arena_platform.store import training, users
+from arena_workers.embedded import EmbeddedWorker
+from arena_workers.runner import WorkerContext
+from arena_workers.training import train_session
+
+pytest.importorskip("torch")
+
+TIMEOUT_S = 60.0
+ASK = {"game": "bobail", "episodes": 4, "time_limit_seconds": 600, "blocks": 1, "filters": 16}
+ASK |= {"simulations": 4, "games_per_generation": 2, "checkpoint_every": 1}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, lease_seconds=6, heartbeat_seconds=1, ladder_simulations=4).check()
+
+
+def wait_until(condition, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.1)
+
+
+def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings: Settings):
+    engine = make_engine(settings.resolved_database_url)
+    migrate(engine)
+    blobs = BlobStore(settings.resolved_blob_url)
+    with session(engine) as db:
+        _, token = users.create_user(db, name="ada")
+        db.commit()
+    headers = {"Authorization": f"Bearer {token}"}
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
+        app = create_app(settings, engine=engine, blobs=blobs, enqueue=worker.enqueue)
+        with TestClient(app) as client:
+            wait_until(lambda: _training_workers(engine) == 1, "the training worker beats")
+            response = client.post("/api/v1/training-sessions", json=ASK, headers=headers)
+            assert response.status_code == 202, response.text
+            url = f"/api/v1/training-sessions/{response.json()['id']}"
+            wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
+            detail = client.get(url).json()
+            bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
+            assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
+            wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
+            board = client.get("/api/v1/ladders/1/leaderboard").json()["entries"]
+            assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+
+            # A fine-tune of the last checkpoint: its network's shape, its weights, the same bot.
+            tune = ASK | {
+                "blocks": 3,
+                "filters": 64,
+                "episodes": 2,
+                "base_bot_id": bot_ids[-1],
+                "bot_name": "tuned",
+            }
+            response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
+            assert response.status_code == 202, response.text
+            assert (response.json()["settings"]["blocks"], response.json()["settings"]["filters"]) == (1, 16)
+            url = f"/api/v1/training-sessions/{response.json()['id']}"
+            wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
+            assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
+    assert _training_workers(engine) == 0  # a stopped worker says so
+
+
+def _training_workers(engine) -> int:
+    from datetime import timedelta
+
+    from arena_platform.models import utc_now
+
+    with session(engine) as db:
+        return training.training_workers(db, since=utc_now() - timedelta(seconds=6))
+
+
+def _rated(engine) -> set[int]:
+    with session(engine) as db:
+        return set(db.exec(select(Rating.bot_id)).all())
+
+
+def test_a_paused_session_stops_after_its_generation_and_a_slice_hands_it_on(settings: Settings):
+    engine = make_engine(settings.resolved_database_url)
+    migrate(engine)
+    sent: list[tuple] = []
+    context = WorkerContext(
+        settings=settings,
+        engine=engine,
+        blobs=BlobStore(settings.resolved_blob_url),
+        enqueue=lambda *message: sent.append(message),
+    )
+    with session(engine) as db:
+        user, _ = users.create_user(db, name="ada")
+        settings_asked = {key: ASK[key] for key in ASK if key not in ("game",)} | {"seed": 0}
+        row = training.create_session(
+            db, owner_id=user.id, game="bobail", kit="alphazero", bot_name="net", settings=settings_asked
+        )
+        db.commit()
+        training.pause(db, row=row)
+    assert train_session(context, row.id) == "not claimed"  # a paused session is left alone
+    with session(engine) as db:
+        training.resume(db, row=training.get_session(db, session_id=row.id))
+    # A slice of no time: the first generation is checked against it before it starts.
+    sliced = WorkerContext(
+        settings=Settings(data_dir=settings.data_dir, task_time_limit_seconds=0, ladder_simulations=4),
+        engine=engine,
+        blobs=context.blobs,
+        enqueue=context.enqueue,
+    )
+    assert train_session(sliced, row.id) == "queued"
+    assert sent == [(TRAIN_SESSION, row.id)]
+    assert train_session(context, row.id) == "finished"
+    with session(engine) as db:
+        detail = training.describe_session(db, session_id=row.id)
+    assert detail.progress.games == 4
+    assert [c.generation for c in detail.checkpoints] == [1, 2]

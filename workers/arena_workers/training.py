@@ -1,0 +1,307 @@
+"""Training sessions on a worker of the `training` queue: what `arena.train_session` runs.
+
+A task claims the session (store.training), unpacks its resume point from the blob store into a
+scratch folder, and drives the kit's `Run` one generation at a time (AlphaZero: self-play, replay
+window, training; arena_bots.training.run). After each generation it saves, in one transaction,
+the new resume point's blob key, the counters and, every `checkpoint_every` generations and after
+the last one, a checkpoint: the network exported with export_bot, validated as an upload is, and
+entered into the game's ladder as the next version of the session's bot (then the ladder is
+scheduled, so the checkpoint gets its first games at once). A worker killed mid-generation loses
+that generation only: the sweeper sends the session again once its lease lapses, and the next
+worker plays the generation again from the same seeds; a checkpoint is unique per generation.
+
+The session stops, before a generation, when its episodes (self-play games) or its time limit
+(training time over all its workers, so it holds to within a generation) are used up, or when its
+owner paused or cancelled it (the heartbeat reads its status). A task trains for one time slice
+(`Settings.training_slice_seconds`), then puts the session back in the queue and sends it again:
+a long session never outlives the broker's visibility timeout, and sessions of several users (and
+on the embedded worker, the matches) take turns on a worker.
+
+PyTorch (the `train` extra) is imported inside the task only: match workers never load it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import logging
+import math
+import os
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from arena_bots.manifest import ContractError
+from arena_bots.match import PlatformFault
+from arena_games.registry import get_game
+from arena_platform.db import session
+from arena_platform.models import TrainingCheckpoint, TrainingSession
+from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
+from arena_platform.settings import Settings
+from arena_platform.store import training
+from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.training import FAILED, FINISHED, QUEUED, RUNNING, LossPoint, Progress
+from arena_workers.runner import WorkerContext, is_database_lost, new_owner
+
+log = logging.getLogger(__name__)
+
+SLICE_SHARE = 0.5  # a task's slice is at most this share of the task time limit
+MAX_PARALLEL = 64  # self-play games in lockstep
+
+
+def training_available() -> bool:
+    """Whether this process can train (PyTorch, the `train` extra, is installed)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def train_session(context: WorkerContext, session_id: int) -> str:
+    """Trains the session for one slice if it can be claimed; what became of it (its status, or
+    "not claimed" when it is ended, paused or held by another worker)."""
+    settings, owner = context.settings, new_owner()
+    with session(context.engine) as db:
+        row = training.claim_session(
+            db,
+            session_id=session_id,
+            owner=owner,
+            lease_seconds=settings.lease_seconds,
+            max_attempts=settings.max_attempts,
+        )
+    if row is None:
+        return "not claimed"
+    status, error, redelivery = QUEUED, None, 0.0
+    try:
+        with SessionLease(context, session_id, owner) as lease:
+            status = _train(context, row, owner, lease)
+    except PlatformFault as fault:  # the worker is shutting down: the next one goes on
+        log.warning("training session %s given back: %s", session_id, fault)
+    except Exception as failure:  # a session's own failure ends it, with the reason
+        if is_database_lost(failure):
+            redelivery = settings.heartbeat_seconds
+        else:
+            log.exception("training session %s failed", session_id)
+            status, error = FAILED, f"{type(failure).__name__}: {failure}"
+    with session(context.engine) as db:
+        training.finish(
+            db, session_id=session_id, owner=owner, status=status, error=error, redelivery_seconds=redelivery
+        )
+    if status == QUEUED:
+        context.enqueue(TRAIN_SESSION, session_id)
+    return status
+
+
+class SessionLease:
+    """Renews `owner`'s lease of a session every heartbeat from a daemon thread, while in a `with`;
+    `status` is the session's status as last read (its owner may pause or cancel it), None once
+    the lease is lost."""
+
+    def __init__(self, context: WorkerContext, session_id: int, owner: str) -> None:
+        self._context, self._session_id, self._owner = context, session_id, owner
+        self.status: str | None = RUNNING
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"session-lease-{session_id}", daemon=True)
+
+    def __enter__(self) -> SessionLease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        settings = self._context.settings
+        while not self._stop.wait(settings.heartbeat_seconds):
+            try:
+                with session(self._context.engine) as db:
+                    self.status = training.renew_session_lease(
+                        db,
+                        session_id=self._session_id,
+                        owner=self._owner,
+                        lease_seconds=settings.lease_seconds,
+                    )
+            except Exception as error:  # a missed beat: the lease outlives three
+                log.warning("heartbeat of training session %s skipped: %s", self._session_id, error)
+            if self.status is None:
+                return
+
+
+def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: SessionLease) -> str:
+    """Generations until the session is done, stopped or its slice is over; the status to leave."""
+    import torch
+
+    from arena_bots.training.run import Run
+
+    settings = context.settings
+    torch.set_num_threads(settings.training_threads)
+    game = get_game(row.game)
+    slice_seconds = min(settings.training_slice_seconds, settings.task_time_limit_seconds * SLICE_SHARE)
+    slice_ends = time.monotonic() + slice_seconds
+    with tempfile.TemporaryDirectory(prefix=f"arena-training-{row.id}-") as scratch:
+        folder = Path(scratch)
+        if row.state_sha256 is not None:
+            _unpack(context.blobs.get(row.state_sha256), folder)
+        run = Run.open(folder, game, run_settings(row.game, row.settings), _no_fit)
+        if row.state_sha256 is None and row.settings.get("base_network_sha256"):
+            run.load_network(context.blobs.get(row.settings["base_network_sha256"]))
+        losses = Progress.model_validate(row.progress).losses
+        while True:
+            if lease.status != RUNNING:
+                return lease.status or RUNNING  # paused, cancelled, or no longer ours (finish refuses)
+            if _used_up(row, run):
+                return FINISHED
+            if time.monotonic() >= slice_ends:
+                return QUEUED
+            context.check_running()
+            run.train_generation()
+            progress = run.progress
+            if math.isfinite(progress.policy_loss) and math.isfinite(progress.value_loss):  # JSON has no NaN
+                losses.append(
+                    LossPoint(step=progress.step, policy=progress.policy_loss, value=progress.value_loss)
+                )
+            if not _save(context, row, owner, run, losses):
+                return RUNNING  # the lease was lost: another worker has it
+
+
+def _used_up(row: TrainingSession, run: Any) -> bool:
+    """Whether the session's episodes or training time are spent (as of its last saved generation)."""
+    progress = run.progress
+    return (
+        progress.games >= row.settings["episodes"]
+        or progress.wall_seconds >= row.settings["time_limit_seconds"]
+    )
+
+
+def _save(
+    context: WorkerContext, row: TrainingSession, owner: str, run: Any, losses: list[LossPoint]
+) -> bool:
+    """Saves the generation just played (and its checkpoint when due); False if the lease was lost."""
+    progress = run.progress
+    state_sha256 = context.blobs.put(_pack(run.folder))
+    counters = Progress(
+        generation=progress.generation,
+        step=progress.step,
+        games=progress.games,
+        positions=progress.positions,
+        elapsed_seconds=progress.wall_seconds,
+        losses=losses,
+    )
+    every = row.settings["checkpoint_every"]
+    entry: dict[str, Any] = {}
+    if progress.generation % every == 0 or _used_up(row, run):
+        entry = _checkpoint(context, row, run)
+    with session(context.engine) as db:
+        saved, bot_id = training.save_generation(
+            db, session_id=row.id, owner=owner, state_sha256=state_sha256, progress=counters, **entry
+        )
+    if bot_id is not None:
+        context.enqueue(SCHEDULE_LADDER, entry["ladder_id"])  # its first games, promptly
+    return saved
+
+
+def _checkpoint(context: WorkerContext, row: TrainingSession, run: Any) -> dict[str, Any]:
+    """The checkpoint of the run's network, validated as an upload: save_generation's arguments."""
+    from arena_bots.validation import validate
+
+    settings, progress, game = context.settings, run.progress, run.game
+    checkpoint = TrainingCheckpoint(
+        session_id=row.id,
+        generation=progress.generation,
+        step=progress.step,
+        games=progress.games,
+        network_sha256=context.blobs.put(run.network_bytes()),
+    )
+    try:
+        report = validate(run.export(row.bot_name), game, simulations=settings.ladder_simulations)
+    except ContractError as error:
+        checkpoint.error = f"{error}"
+        return {"checkpoint": checkpoint}
+    if not report.ok:
+        checkpoint.error = f"{report.code}: {report.message}"
+        log.warning("training session %s: checkpoint refused: %s", row.id, checkpoint.error)
+        return {"checkpoint": checkpoint}
+    with session(context.engine) as db:
+        ladder_id = ensure_ladder(db, game=game.name, simulations=settings.ladder_simulations).id
+        db.commit()
+    return {
+        "checkpoint": checkpoint,
+        "manifest": report.manifest,
+        "report": report.to_dict(),
+        "model_sha256": context.blobs.put(report.model_bytes),
+        "ladder_id": ladder_id,
+    }
+
+
+def run_settings(game: str, asked: dict[str, Any]) -> Any:
+    """The kit's RunSettings for a session's settings (store.training.TrainingRequest's fields)."""
+    from arena_bots.training.run import settings_for
+
+    games = asked["games_per_generation"]
+    return settings_for(
+        game,
+        blocks=asked["blocks"],
+        filters=asked["filters"],
+        simulations=asked.get("simulations"),
+        games=games,
+        parallel=min(games, MAX_PARALLEL),
+        checkpoint_every=asked["checkpoint_every"],
+        seed=asked["seed"],
+    )
+
+
+def _no_fit(*_: Any) -> Any:
+    raise AssertionError("a platform session's checkpoints are rated by the ladder, not by the kit")
+
+
+def _pack(folder: Path) -> bytes:
+    """The run's resume files as one uncompressed tar (the replay window is compressed already)."""
+    from arena_bots.training.run import RESUME_FILES
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name in RESUME_FILES:
+            archive.add(folder / name, arcname=name)
+    return buffer.getvalue()
+
+
+def _unpack(data: bytes, folder: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
+        archive.extractall(folder, filter="data")
+
+
+class WorkerBeater:
+    """Records every heartbeat that this worker process consumes `queues` (store.training's
+    WorkerBeat), from a daemon thread: the API refuses sessions while no training worker beats.
+    `stop` removes the record."""
+
+    def __init__(self, settings: Settings, engine: Any, queues: str) -> None:
+        self._settings, self._engine, self._queues = settings, engine, queues
+        self.name = f"{socket.gethostname()}/{os.getpid()}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="arena-worker-beat", daemon=True)
+
+    def start(self) -> WorkerBeater:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        try:
+            with session(self._engine) as db:
+                training.forget_worker(db, name=self.name)
+        except Exception as error:  # the record lapses by itself
+            log.warning("could not remove worker record %s: %s", self.name, error)
+
+    def _beat(self) -> None:
+        while True:
+            try:
+                with session(self._engine) as db:
+                    training.beat_worker(db, name=self.name, queues=self._queues)
+            except Exception as error:  # tried again at the next beat
+                log.warning("worker beat skipped: %s", error)
+            if self._stop.wait(self._settings.heartbeat_seconds):
+                return
