@@ -4,12 +4,14 @@
 // play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
 //
 // A renderer module exports:
-//   createBoard(container) -> {draw(view, overlay), pick?(choices, choose)}: `draw` draws a frame's
-//       `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior, seat}], played:
-//       [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`), `seat` the
-//       player it is a move of. `pick`, for games a person can play (play.js), makes the board
-//       offer `choices` (a Map of action key -> `at`, the person's legal moves) after a draw and
-//       calls `choose(key)` with the one clicked; pick(null) offers nothing
+//   createBoard(container) -> {draw(view, overlay, last), pick?(choices, choose, seat)}: `draw`
+//       draws a frame's `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior,
+//       seat}], played: [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`),
+//       `seat` the player it is a move of; `last` are the moves that led to this position, [{at,
+//       seat}] in the previous view's terms ([] at the start), for boards that show what a move
+//       did (Smash the Code's chains). `pick`, for games a person can play (play.js), makes the
+//       board offer `choices` (a Map of action key -> `at`, the legal moves of the person, who
+//       plays `seat`) after a draw and calls `choose(key)` with the one clicked; pick(null) offers nothing
 //   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
 //       action may mean different moves for the two seats)
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
@@ -70,7 +72,7 @@ function start(replay, renderer, summary) {
     ply = Math.min(Math.max(Number.isFinite(target) ? Math.trunc(target) : 0, 0), last);
     const frame = frames[ply];
     const overlay = controls.heat.checked ? { heat: searchedMoves(frame), played: playedMoves(frame) } : null;
-    board.draw(frame.view, overlay);
+    board.draw(frame.view, overlay, ply > 0 ? playedMoves(frames[ply - 1]) : []);
     document.getElementById("board-caption").textContent = renderer.caption(frame.view);
     controls.scrub.value = ply;
     controls.ply.textContent = describePosition(frame);
