@@ -8,18 +8,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from predict_checks import (
+    assert_422s,
+    assert_bot_check_passes,
+    broken_states,
+    network_bots,
+    predict_for_each_seat,
+    random_position,
+)
 from sqlalchemy import Engine
 from sqlmodel import select
 
-from arena_bots.manifest import Manifest
 from arena_bots.match import play
 from arena_bots.players import RandomPlayer
 from arena_games.registry import get_game
-from arena_platform import cli
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.models import Bot
-from arena_platform.store import bots, users
 from arena_platform.store.ladders import ensure_ladder
 
 GAME = get_game("smash")
@@ -34,18 +39,7 @@ def smash_bots(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes])
     """Player kind -> the id of a bot of the Smash ladder playing that way."""
     with session(engine) as db:
         ladder = ensure_ladder(db, game="smash", simulations=8)
-        owner, _ = users.create_user(db, name="smasher")
-        found = {
-            player: bots.create_network_bot(
-                db,
-                ladder_id=ladder.id,
-                owner_id=owner.id,
-                manifest=Manifest(game="smash", game_version=GAME.spec.version, name=player, player=player),
-                report={},
-                model_sha256=blobs.put(onnx_bot("smash", seed=index)),
-            ).id
-            for index, player in enumerate(NETWORK_PLAYERS)
-        }
+        found = network_bots(db, blobs, ladder, onnx_bot, NETWORK_PLAYERS)
         house = {bot.name: bot for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
         if "chain" not in house:  # ladders made before Smash had its own house bot
             house["chain"] = Bot(ladder_id=ladder.id, name="chain", kind="house", player="chain")
@@ -58,27 +52,13 @@ def smash_bots(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes])
 
 def _middle() -> tuple[list[list[list[int]]], Any]:
     """The joint actions of a random game's first MIDDLE_STEPS turns, and the state they reach."""
-    steps = play(GAME, [RandomPlayer(), RandomPlayer()], seed=SEED).replay.steps[:MIDDLE_STEPS]
-    actions = [[list(action) for action in step.actions] for step in steps]
-    state = GAME.init(SEED, None)
-    for joint in actions:
-        state = GAME.step(state, [tuple(action) for action in joint])
-    return actions, state
+    return random_position(GAME, SEED, MIDDLE_STEPS)
 
 
 @pytest.mark.parametrize("player", NETWORK_PLAYERS + HOUSE_PLAYERS)
 def test_predict_places_the_pair_for_each_seat_from_actions_and_from_a_state(client, smash_bots, player):
-    actions, state = _middle()
-    for seat in GAME.to_move(state):
-        position = {"bot_id": smash_bots[player], "seed": SEED, "player": seat}
-        from_actions = client.post("/api/v1/predict", json={**position, "actions": actions})
-        from_state = client.post("/api/v1/predict", json={**position, "state": GAME.to_dict(state)})
-        assert from_actions.status_code == from_state.status_code == 200, from_actions.text
-        answer = from_actions.json()
-        assert (answer["game"], answer["player"]) == ("smash", seat)
-        assert from_state.json()["action"] == answer["action"]  # the same position, the same seed
-        assert GAME.legal_masks(state, seat)[0][answer["action"][0]]
-        if player in NETWORK_PLAYERS or player == "uct":  # they explain themselves with top placements
+    for answer in predict_for_each_seat(client, GAME, smash_bots[player], SEED, _middle()):
+        if player not in ("random", "chain"):  # the others explain themselves with their top placements
             assert answer["insight"]["top"][0]["share"] > 0
 
 
@@ -101,11 +81,7 @@ def _bad_states() -> list[tuple[str, Any]]:
         ("a config that is no dict", {"config": []}),
         ("another width", {"config": {**good["config"], "WIDTH": 7}}),
     ]
-    broken = []
-    for what, change in changes:
-        data = {**good, **change}
-        broken.append((what, {key: value for key, value in data.items() if value is not None}))
-    return broken
+    return broken_states(good, changes)
 
 
 @pytest.mark.parametrize(("what", "state"), _bad_states(), ids=[what for what, _ in _bad_states()])
@@ -126,16 +102,10 @@ def test_bad_smash_positions_and_seats_are_clear_422s(client, smash_bots):
         ({"player": 2}, "not_to_move"),
         ({"config": {"TURN_LIMIT": 0}}, "bad_config"),
     ]
-    for fields, code in cases:
-        response = client.post("/api/v1/predict", json={"bot_id": smash_bots["greedy"], **fields})
-        assert (response.status_code, response.json()["code"]) == (422, code), (fields, response.text)
+    assert_422s(client, smash_bots["greedy"], cases)
 
 
 @pytest.mark.parametrize("player", NETWORK_PLAYERS)
 def test_bot_check_of_a_smash_bot(onnx_bot, tmp_path, capsys, player):
-    path = tmp_path / f"{player}.onnx"
-    path.write_bytes(onnx_bot("smash", metadata={"name": f"smash-{player}", "player": player}))
-    assert cli.main(["bot", "check", str(path), "--game", "smash"]) == 0
-    report = capsys.readouterr().out
-    assert report.startswith("bot check: OK")
-    assert "warning" not in report
+    metadata = {"name": f"smash-{player}", "player": player}
+    assert_bot_check_passes(onnx_bot("smash", metadata=metadata), "smash", tmp_path, capsys)

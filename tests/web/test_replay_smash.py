@@ -162,7 +162,7 @@ def test_the_whole_game_steps_through_without_errors(page, site, screenshot):
     )
 
 
-def test_a_person_places_pairs_by_picking_a_column_and_rotating(page, site):
+def test_a_person_places_pairs_by_picking_a_column_and_rotating(page, site, screenshot):
     _start(page, site, _house_bot(site, site.smash_ladder, "random"))
     assert _wait_for_turn(page) == "playing"
     targets = page.locator("#board .column-target.pickable")
@@ -179,3 +179,7 @@ def test_a_person_places_pairs_by_picking_a_column_and_rotating(page, site):
     targets.first.click()
     page.wait_for_function("() => document.getElementById('play').dataset.ply === '2'", timeout=MOVE_MS)
     assert page.locator("#board .well[data-seat='0'] .blocks .block").count() == 4
+    _wait_for_turn(page)
+    expect(page.locator("#board svg")).to_have_attribute("data-rotation", "2")  # kept for the next pair
+    targets.nth(3).hover()
+    screenshot(page, "play-smash")

@@ -302,7 +302,9 @@ export function createBoard(container) {
   let lastOutcomes = [null, null]; // per seat, the outcome of the move that led here
   let chosen = [0, 0]; // per seat, the stage shown
   let timers = [null, null];
-  let picking = null; // {choices, choose, seat, rotation, undo, hovered}
+  let picking = null; // {choices, choose, seat, undo}
+  let rotation = 1; // of the person's pair, kept from one move to the next
+  let hovered = 2; // the column the person last pointed at
 
   function drawSeat(seat) {
     const outcome = lastOutcomes[seat];
@@ -364,7 +366,7 @@ export function createBoard(container) {
   /** The person's placements at the current rotation: column -> action key. */
   function columnChoices() {
     const byColumn = new Map();
-    for (const [key, at] of picking.choices) if (at.rotation === picking.rotation) byColumn.set(String(at.column), key);
+    for (const [key, at] of picking.choices) if (at.rotation === rotation) byColumn.set(String(at.column), key);
     return byColumn;
   }
 
@@ -384,7 +386,7 @@ export function createBoard(container) {
       if (outcome.points) marks.push(svg("text", { x: cellX(picking.seat, 3), y: WELL_TOP - 12, class: "preview-points" }, `+${outcome.points}`));
     }
     wells[picking.seat].marks.replaceChildren(...marks);
-    wells[picking.seat].fall(view.queue[0], at?.column ?? 2, picking.rotation);
+    wells[picking.seat].fall(view.queue[0], at?.column ?? 2, rotation);
   }
 
   function offer() {
@@ -392,19 +394,19 @@ export function createBoard(container) {
     const byColumn = columnChoices();
     const seat = picking.seat;
     const items = Array.from({ length: COLUMNS }, (_, column) =>
-      svg("rect", { x: cellX(seat, column), y: SPAWN_TOP, width: CELL, height: WELL_TOP - SPAWN_TOP + ROWS * CELL, class: `column-target${byColumn.has(String(column)) ? "" : " blocked"}`, "data-cell": column, "aria-label": `place the pair in column ${column}, ${ROTATION_WORDS[picking.rotation]}` }),
+      svg("rect", { x: cellX(seat, column), y: SPAWN_TOP, width: CELL, height: WELL_TOP - SPAWN_TOP + ROWS * CELL, class: `column-target${byColumn.has(String(column)) ? "" : " blocked"}`, "data-cell": column, "aria-label": `place the pair in column ${column}, ${ROTATION_WORDS[rotation]}` }),
     );
     targets.replaceChildren(...items);
     picking.undo = pickCells(targets, byColumn, picking.choose);
-    root.dataset.rotation = picking.rotation;
-    preview(picking.hovered ?? 2);
+    root.dataset.rotation = rotation;
+    preview(hovered);
   }
 
   targets.addEventListener("pointerover", (event) => {
     const column = event.target.closest?.("[data-cell]")?.dataset.cell;
     if (picking && column !== undefined) {
-      picking.hovered = Number(column);
-      preview(picking.hovered);
+      hovered = Number(column);
+      preview(hovered);
     }
   });
   targets.addEventListener("focusin", (event) => {
@@ -413,7 +415,7 @@ export function createBoard(container) {
   });
   const turn = () => {
     if (!picking) return;
-    picking.rotation = (picking.rotation + 1) % 4;
+    rotation = (rotation + 1) % 4;
     offer();
   };
   rotate.addEventListener("click", turn);
@@ -452,8 +454,7 @@ export function createBoard(container) {
         setAttributes(rotate, { display: "none" });
         return;
       }
-      const rotation = picking?.rotation ?? 1;
-      picking = { choices, choose, seat, rotation, undo: () => {}, hovered: picking?.hovered };
+      picking = { choices, choose, seat, undo: () => {} };
       setAttributes(rotate, { display: null });
       offer();
     },
