@@ -94,7 +94,7 @@ def test_the_heat_map_shades_where_each_seats_placements_would_land(page, site):
     expect(page.locator("#board [data-heat]")).to_have_count(0)
 
 
-def test_a_chain_is_stepped_through_one_clearing_at_a_time(page, site):
+def test_a_chain_is_stepped_through_one_clearing_at_a_time(page, site, screenshot):
     frames = frames_of(site, GAME)["frames"]
     ply, seat, outcome = max(
         (
@@ -110,7 +110,8 @@ def test_a_chain_is_stepped_through_one_clearing_at_a_time(page, site):
     row = page.locator(f"#board .chain-row[data-seat='{seat}']")
     well = page.locator(f"#board .well[data-seat='{seat}']")
     expect(row).to_have_attribute("data-steps", str(len(steps)))
-    expect(row).to_contain_text(f"chain of {len(steps)}, +{outcome['points']}")
+    expect(row).to_contain_text(f"chain of {len(steps)}")
+    expect(row).to_contain_text(f"the chain scored +{outcome['points']}")
     expect(well).to_have_attribute("data-stage", "now")
     for index, step in enumerate(steps):
         row.locator(f"[data-chain-stage='{index}']").click()
@@ -120,6 +121,8 @@ def test_a_chain_is_stepped_through_one_clearing_at_a_time(page, site):
         expect(well.locator(".block.clearing")).to_have_count(cleared)
         expect(row).to_contain_text(f"Step {index + 1}: {step['blocks']} ")
         expect(row).to_contain_text(f"= {step['points']}")
+        if index == 1:
+            page.locator("#board").screenshot(path=str(screenshot(page, "replay-smash-chain-step")))
     row.locator("[data-chain-stage='now']").click()
     expect(well).to_have_attribute("data-stage", "now")
     assert drawn_well(page, seat) == frames[ply]["view"]["wells"][seat]
@@ -156,10 +159,9 @@ def test_the_whole_game_steps_through_without_errors(page, site, screenshot):
         range(len(frames)), key=lambda ply: sum(r.count(".") == 0 for r in frames[ply]["view"]["wells"][1])
     )
     show(page, busiest)
-    screenshot(page, "replay-smash")
-    page.locator("#board").screenshot(
-        path=str(screenshot(page, "replay-smash").with_name("replay-smash-board.png"))
-    )
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.locator("#board").screenshot(path=str(screenshot(page, f"replay-smash-{scheme}")))
 
 
 def test_a_person_places_pairs_by_picking_a_column_and_rotating(page, site, screenshot):

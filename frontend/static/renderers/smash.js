@@ -235,13 +235,13 @@ function chainRow(seat, onPick) {
     draw(outcome, chosen, arrivedCount) {
       const stages = stagesOf(outcome);
       const steps = stages.length - 1;
-      label.textContent = `P${seat + 1}${outcome ? (steps ? `: chain of ${steps}, +${outcome.points}` : ": no chain") : ""}`;
-      const chipX = 230;
-      const width = Math.min(70, (WIDTH - chipX - 12) / Math.max(stages.length + (steps ? 1 : 0), 1) - 6);
+      label.textContent = `P${seat + 1}${outcome ? (steps ? `: chain of ${steps}` : ": no chain") : ""}`;
+      const chipX = 200;
+      const width = Math.min(64, (WIDTH - chipX - 12) / Math.max(stages.length + (steps ? 1 : 0), 1) - 6);
       const items = [];
       if (steps) {
         stages.forEach((stage, index) => {
-          const text = stage.now ? "now" : `${index + 1}: +${stage.step.points}`;
+          const text = stage.now ? "now" : `+${stage.step.points}`; // the steps in order, named in aria-label
           const x = chipX + index * (width + 6);
           items.push(
             svg("g", { class: `chip${index === chosen ? " selected" : ""}`, role: "button", tabindex: 0, "data-chain-stage": stage.now ? "now" : index, "data-seat": seat, "aria-label": stage.now ? `P${seat + 1}: the position now` : `P${seat + 1}: chain step ${index + 1}` },
@@ -249,12 +249,15 @@ function chainRow(seat, onPick) {
           );
         });
         const x = chipX + stages.length * (width + 6);
-        items.push(svg("g", { class: "chip play-chain", role: "button", tabindex: 0, "data-chain-stage": "play", "data-seat": seat, "aria-label": `P${seat + 1}: play the chain` }, svg("rect", { x, y: y + 2, width, height: 20, rx: 6 }), svg("text", { x: x + width / 2, y: y + 16 }, "▶ play")));
+        items.push(svg("g", { class: "chip play-chain", role: "button", tabindex: 0, "data-chain-stage": "play", "data-seat": seat, "aria-label": `P${seat + 1}: play the chain` }, svg("rect", { x, y: y + 2, width, height: 20, rx: 6 }), svg("text", { x: x + width / 2, y: y + 16 }, "▶")));
       }
       chips.replaceChildren(...items);
       const stage = stages[chosen];
-      const arrivedWords = arrivedCount ? `${arrivedCount} skull${arrivedCount > 1 ? "s" : ""} arrived (outlined in red)` : "";
-      detail.textContent = stage.now ? arrivedWords || (outcome ? "the pair settled" : "") : stepWords(stage.step, stage.index);
+      const now = [
+        steps && `the chain scored +${outcome.points}`,
+        arrivedCount && `${arrivedCount} skull${arrivedCount > 1 ? "s" : ""} arrived (outlined in red)`,
+      ].filter(Boolean);
+      detail.textContent = stage.now ? now.join(" · ") || (outcome ? "the pair settled" : "") : stepWords(stage.step, stage.index);
       group.dataset.stage = stage.now ? "now" : stage.index;
       group.dataset.steps = steps;
     },
