@@ -60,17 +60,18 @@ export function caption(view) {
   return `Turn ${view.turn + 1} of ${view.turn_limit} · score ${standing} · both place the pair ${a}-${b}`;
 }
 
-/** The mark drawn inside a block of `colour` (1..5), centred at (cx, cy): shape tells colours apart. */
+/** The mark drawn inside a block of `colour` (1..5), centred at (cx, cy): shape tells colours apart
+ *  (a circle, a square, a triangle, a diamond, a cross). */
 function colourMark(colour, cx, cy) {
   const r = CELL * 0.2;
-  const marks = {
-    1: () => svg("circle", { cx, cy, r }),
-    2: () => svg("rect", { x: cx - r, y: cy - r, width: 2 * r, height: 2 * r }),
-    3: () => svg("path", { d: `M${cx},${cy - r * 1.15} L${cx + r * 1.1},${cy + r * 0.85} L${cx - r * 1.1},${cy + r * 0.85} Z` }),
-    4: () => svg("path", { d: `M${cx},${cy - r * 1.25} L${cx + r * 1.1},${cy} L${cx},${cy + r * 1.25} L${cx - r * 1.1},${cy} Z` }),
-    5: () => svg("path", { d: `M${cx - r},${cy - r} L${cx + r},${cy + r} M${cx + r},${cy - r} L${cx - r},${cy + r}`, class: "cross" }),
+  const paths = {
+    3: `M${cx},${cy - r * 1.15} L${cx + r * 1.1},${cy + r * 0.85} L${cx - r * 1.1},${cy + r * 0.85} Z`,
+    4: `M${cx},${cy - r * 1.25} L${cx + r * 1.1},${cy} L${cx},${cy + r * 1.25} L${cx - r * 1.1},${cy} Z`,
+    5: `M${cx - r},${cy - r} L${cx + r},${cy + r} M${cx + r},${cy - r} L${cx - r},${cy + r}`,
   };
-  return setAttributes(marks[colour](), { class: `mark${colour === 5 ? " cross" : ""}` });
+  if (colour === 1) return svg("circle", { cx, cy, r, class: "mark" });
+  if (colour === 2) return svg("rect", { x: cx - r, y: cy - r, width: 2 * r, height: 2 * r, class: "mark" });
+  return svg("path", { d: paths[colour], class: colour === 5 ? "mark cross" : "mark" });
 }
 
 /** One block: a piece ('0' a skull, '1'..'5' a colour) at (x, y), `size` wide. */
