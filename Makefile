@@ -43,6 +43,7 @@ bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/host.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/worker.py
+	$(BIN)/python bench/dqn_worker.py
 	$(BIN)/python bench/ratings.py
 	$(BIN)/python bench/platform_load.py  # needs PostgreSQL and Redis, as CI has
 

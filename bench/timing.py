@@ -4,13 +4,20 @@ import this as `timing`: the script's folder is first on the path.)"""
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from arena_games.bobail import GAME as BOBAIL
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine, migrate
+from arena_platform.settings import Settings
+from arena_workers.runner import WorkerContext
 
 
 def moves_per_second(play: Callable[[], int], seconds: float) -> float:
@@ -38,6 +45,40 @@ class MeteredBackend:
 
     def __getattr__(self, name: str) -> Any:  # input_names, close, ...: the wrapped backend's
         return getattr(self.backend, name)
+
+
+@contextlib.contextmanager
+def temporary_worker(enqueue: Callable[..., None]) -> Iterator[WorkerContext]:
+    """A worker context on a fresh SQLite database and blob folder, removed afterwards; the tasks
+    it enqueues go to `enqueue(name, *args)`."""
+    with tempfile.TemporaryDirectory() as folder:
+        engine = make_engine(f"sqlite:///{folder}/arena.db")
+        migrate(engine)
+        context = WorkerContext(
+            settings=Settings(data_dir=Path(folder)),
+            engine=engine,
+            blobs=BlobStore(f"{folder}/blobs"),
+            enqueue=enqueue,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+            engine.dispose()
+
+
+def metered_models(context: Any) -> list[MeteredBackend]:
+    """Wraps every model host a worker context (`arena_workers.runner.WorkerContext`) gets from now
+    on to count its calls; the list fills as hosts are got."""
+    meters: list[MeteredBackend] = []
+    plain_get = context.models.get
+
+    def metered_get(sha256: str) -> MeteredBackend:
+        meters.append(MeteredBackend(plain_get(sha256)))
+        return meters[-1]
+
+    context.models.get = metered_get  # this context's hosts, metered
+    return meters
 
 
 def evaluations_per_second(

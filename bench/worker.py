@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,14 @@ import numpy as np
 import onnx
 from sqlalchemy import update
 from sqlmodel import col, func, select
-from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second
+from timing import (
+    MeteredBackend,
+    bobail_planes,
+    bobail_positions,
+    evaluations_per_second,
+    metered_models,
+    temporary_worker,
+)
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.host import ModelHost
@@ -41,10 +47,8 @@ from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.runtime import InProcessSession
 from arena_games.bobail import GAME as BOBAIL
-from arena_platform.blobs import BlobStore
-from arena_platform.db import make_engine, migrate, session
+from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord
-from arena_platform.settings import Settings
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import DONE, create_pairings
 from arena_workers import runner
@@ -111,14 +115,7 @@ def new_ladder(context: WorkerContext, simulations: int, copies: int) -> int:
 
 def play_tasks(context: WorkerContext, sent: list[tuple], ladder_id: int, tasks: int) -> WorkerRun:
     """Scheduling rounds and their messages, played one after the other, until `tasks` messages."""
-    meters: list[MeteredBackend] = []
-    plain_get = context.models.get
-
-    def metered_get(sha256: str) -> MeteredBackend:
-        meters.append(MeteredBackend(plain_get(sha256)))
-        return meters[-1]
-
-    context.models.get = metered_get  # type: ignore[method-assign]  # this context's hosts, metered
+    meters = metered_models(context)
     played = pairings = 0
     seconds = 0.0
     while played < tasks:
@@ -171,21 +168,9 @@ def main() -> None:
     args = parser.parse_args()
     simulations, tasks = (8, 2) if args.quick else (args.simulations, args.tasks)
     sent: list[tuple] = []
-    with tempfile.TemporaryDirectory() as folder:
-        engine = make_engine(f"sqlite:///{folder}/arena.db")
-        migrate(engine)
-        context = WorkerContext(
-            settings=Settings(data_dir=Path(folder)),
-            engine=engine,
-            blobs=BlobStore(f"{folder}/blobs"),
-            enqueue=lambda name, *task_args: sent.append((name, *task_args)),
-        )
-        try:
-            ladder_id = new_ladder(context, simulations, args.copies)
-            run = play_tasks(context, sent, ladder_id, tasks)
-        finally:
-            context.close()
-            engine.dispose()
+    with temporary_worker(lambda name, *task_args: sent.append((name, *task_args))) as context:
+        ladder_id = new_ladder(context, simulations, args.copies)
+        run = play_tasks(context, sent, ladder_id, tasks)
     reference_batch, reference_rate = lockstep(simulations)
     ort_session = InProcessSession(str(ZOO / "az-bobail-final.onnx"), threads=1)
     batch = max(1, round(run.batch))

@@ -32,6 +32,7 @@ from onnx import TensorProto, helper, numpy_helper
 from sqlalchemy import Engine, text
 from sqlmodel import SQLModel
 
+from arena_bots.manifest import head_output_name
 from arena_games.registry import get_game
 from arena_platform.db import make_engine, migrate
 
@@ -249,7 +250,8 @@ TINY_BOT_OPSET = 17
 
 
 def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> bytes:
-    """A linear policy and value over the flattened inputs of `game_name` (dynamic batch)."""
+    """A linear layer per action head (policy logits, or Q-values with `arena.head=q`) and a value
+    over the flattened inputs of `game_name` (dynamic batch)."""
     spec = get_game(game_name).spec
     rng = np.random.default_rng(seed)
     nodes, weights, inputs = [], [], []
@@ -258,8 +260,9 @@ def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> byt
         nodes.append(helper.make_node("Flatten", [name], [f"{name}_flat"], axis=1))
     nodes.append(helper.make_node("Concat", [f"{name}_flat" for name in spec.inputs], ["features"], axis=1))
     width = sum(int(np.prod(shape)) for shape in spec.inputs.values())
-    (policy_size,) = spec.heads.values()
-    for output, size in (("policy", policy_size), ("raw_value", 1)):
+    kind = metadata.get("arena.head", "policy")
+    heads = {head_output_name(spec, head, kind): size for head, size in spec.heads.items()}
+    for output, size in (*heads.items(), ("raw_value", 1)):
         weight = (rng.standard_normal((width, size)) * 0.05).astype(np.float32)
         weights += [
             numpy_helper.from_array(weight, f"{output}_w"),
@@ -267,10 +270,8 @@ def _tiny_network(game_name: str, metadata: Mapping[str, str], seed: int) -> byt
         ]
         nodes.append(helper.make_node("Gemm", ["features", f"{output}_w", f"{output}_b"], [output]))
     nodes.append(helper.make_node("Tanh", ["raw_value"], ["value"]))
-    outputs = [
-        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", policy_size]),
-        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
-    ]
+    shapes = {**{name: ["batch", size] for name, size in heads.items()}, "value": ["batch", 1]}
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, dims) for name, dims in shapes.items()]
     graph = helper.make_graph(nodes, "tiny", inputs, outputs, weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", TINY_BOT_OPSET)], ir_version=8)
     helper.set_model_props(model, dict(metadata))

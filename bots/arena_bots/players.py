@@ -9,7 +9,8 @@ Insights (JSON-safe, for the replay viewer): search players give
 `{"value": root value for the mover, "top": [{"action": [...], "share": visit share, "prior": p}],
 "simulations": n}`; greedy and sampling players give `{"top": [{"action": [...], "share": p}]}`
 with p the probability of the joint action under the softmax they read (per head, multiplied
-across heads), best first.
+across heads), best first; in a game of several heads also `"heads": {"kind": "policy" or "q",
+head name: [the network's output per action, None where illegal]}` (a DQN's Q-values per head).
 """
 
 from __future__ import annotations
@@ -251,7 +252,7 @@ def _network_decisions(
 ) -> list[Decision]:
     """One decision per request from one network call: `pick` per head over the masked softmax."""
     try:
-        heads, broken = _head_probabilities(backend, game, requests, kind, temperature)
+        heads, outputs, broken = _head_probabilities(backend, game, requests, kind, temperature)
     except Exception as error:  # the model or its host failed: no request can be answered
         return [Decision(action=None, fault=f"{type(error).__name__}: {error}")] * len(requests)
     decisions = []
@@ -261,25 +262,45 @@ def _network_decisions(
             continue
         probabilities = [head[row] for head in heads]
         action = tuple(pick(p, request.rng) for p in probabilities)
-        decisions.append(Decision(action=action, insight={"top": _top_joint_actions(probabilities)}))
+        insight: dict[str, Any] = {"top": _top_joint_actions(probabilities)}
+        if len(heads) > 1:  # the joint top moves hide what each head thought: keep its outputs
+            masks = game.legal_masks(request.state, request.player)
+            insight["heads"] = _head_outputs(game, [output[row] for output in outputs], masks, kind)
+        decisions.append(Decision(action=action, insight=insight))
     return decisions
+
+
+def _head_outputs(
+    game: Game, outputs: Sequence[np.ndarray], masks: Sequence[np.ndarray], kind: str
+) -> dict[str, Any]:
+    """{"kind": "policy" or "q", head name: [its output per action, None where illegal]}, each
+    value rounded to 3 decimals: a multi-head insight's per-head view (CSB's Q-values per pod)."""
+    values: dict[str, Any] = {"kind": kind}
+    for head, output, mask in zip(game.spec.heads, outputs, masks, strict=True):
+        rounded = np.round(output.astype(np.float64), 3).tolist()
+        if not mask.all():
+            rounded = [value if legal else None for value, legal in zip(rounded, mask.tolist(), strict=True)]
+        values[head] = rounded
+    return values
 
 
 def _head_probabilities(
     backend: Any, game: Game, requests: Sequence[Request], kind: str, temperature: float
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """Per head the (n, A) masked softmax of its output, and the (n,) rows with non-finite outputs."""
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Per head the (n, A) masked softmax of its output and the (n, A) output itself, and the (n,)
+    rows with non-finite outputs."""
     states, players = [r.state for r in requests], [r.player for r in requests]
     outputs = backend.run(encode_batch(game, states, players))
     masks = [game.legal_masks(state, player) for state, player in zip(states, players, strict=True)]
-    heads, broken = [], np.zeros(len(requests), dtype=bool)
+    heads, raw, broken = [], [], np.zeros(len(requests), dtype=bool)
     for index, (head, size) in enumerate(game.spec.heads.items()):
         logits = output_array(outputs, head_output_name(game.spec, head, kind), (len(requests), size))
         legal = np.stack([mask[index] for mask in masks])
         probabilities, head_broken = masked_softmax(logits, legal, temperature)
         heads.append(probabilities)
+        raw.append(logits)
         broken |= head_broken
-    return heads, broken
+    return heads, raw, broken
 
 
 def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> list[dict[str, Any]]:

@@ -32,8 +32,9 @@ export function playedMoves(frame) {
     .filter(({ at }) => at !== undefined);
 }
 
-/** Per actor of `frame`, a heading and the table of its search's top moves (`describeMove(at, seat)` names a move). */
-export function searchSummary(frame, seatName, describeMove) {
+/** Per actor of `frame`, a heading and the table of its search's top moves (`describeMove(at, seat)`
+ *  names a move; `describeAction(action, seat)`, when given, one that `view.moves` does not hold). */
+export function searchSummary(frame, seatName, describeMove, describeAction) {
   if (!frame.actions) return [h("p", { class: "muted" }, "The game is over.")];
   return frame.actors.map((seat, index) => {
     const insight = frame.insights?.[index];
@@ -62,7 +63,7 @@ export function searchSummary(frame, seatName, describeMove) {
             return h(
               "tr",
               { class: chosen ? "chosen" : null },
-              h("td", {}, at === undefined ? `action ${actionKey(top.action)}` : describeMove(at, seat), chosen ? " ✓" : ""),
+              h("td", {}, at !== undefined ? describeMove(at, seat) : describeAction?.(top.action, seat) ?? `action ${actionKey(top.action)}`, chosen ? " ✓" : ""),
               h("td", { class: "num" }, percent(top.share, 1)),
               h("td", { class: "num" }, typeof top.prior === "number" ? percent(top.prior, 1) : "–"),
             );

@@ -4,14 +4,18 @@
 // play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
 //
 // A renderer module exports:
-//   createBoard(container) -> {draw(view, overlay, last), pick?(choices, choose, seat)}: `draw`
-//       draws a frame's `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior,
-//       seat}], played: [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`),
-//       `seat` the player it is a move of; `last` are the moves that led to this position, [{at,
-//       seat}] in the previous view's terms ([] at the start), for boards that show what a move
-//       did (Smash the Code's chains). `pick`, for games a person can play (play.js), makes the
-//       board offer `choices` (a Map of action key -> `at`, the legal moves of the person, who
-//       plays `seat`) after a draw and calls `choose(key)` with the one clicked; pick(null) offers nothing
+//   createBoard(container, frames?) -> {draw(view, overlay, last), pick?(choices, choose, seat)}:
+//       `frames`, in a replay, are all its frames (for what one view does not hold: trails,
+//       per-head insights; each view drawn is then one of theirs, the same object); `draw` draws
+//       a frame's `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior, seat}],
+//       played: [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`), `seat`
+//       the player it is a move of; `last` are the moves that led to this position, [{at, seat}] in
+//       the previous view's terms ([] at the start), for boards that show what a move did (Smash
+//       the Code's chains). `pick`, for games a person can play (play.js), makes the board offer
+//       `choices` (a Map of action key -> `at`, the legal moves of the person, who plays `seat`)
+//       after a draw and calls `choose(key)` with the one clicked; pick(null) offers nothing
+//   describeAction?(action, seat) -> string: an action (head indices) of `seat` for people, for
+//       games whose frames keep no board terms for their actions (CSB's four heads)
 //   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
 //       action may mean different moves for the two seats)
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
@@ -42,7 +46,7 @@ function requestedPly() {
 function start(replay, renderer, summary) {
   const frames = replay.frames;
   const last = frames.length - 1;
-  const board = renderer.createBoard(document.getElementById("board"));
+  const board = renderer.createBoard(document.getElementById("board"), frames);
   const seatName = (seat) => `P${seat + 1} ${replay.seats[seat]?.name ?? ""}`.trim();
   const values = valuePlot(document.getElementById("values"), frames, seatName, (ply) => show(ply));
   let ply = 0;
@@ -62,8 +66,10 @@ function start(replay, renderer, summary) {
     const where = `Position ${frame.ply} of ${last}`;
     if (!frame.actions) return `${where} · final position`;
     const movers = frame.actors.map(seatName).join(" and ");
-    const named = (seat, at) => (frame.actors.length > 1 ? `P${seat + 1} ` : "") + renderer.describeMove(at, seat);
-    const moves = playedMoves(frame).map(({ at, seat }) => named(seat, at)).join(", ");
+    const named = (seat, text) => (frame.actors.length > 1 ? `P${seat + 1} ` : "") + text;
+    const inBoardTerms = playedMoves(frame).map(({ at, seat }) => named(seat, renderer.describeMove(at, seat)));
+    const inHeads = renderer.describeAction ? frame.actions.map((action, index) => named(frame.actors[index], renderer.describeAction(action, frame.actors[index]))) : [];
+    const moves = (inBoardTerms.length ? inBoardTerms : inHeads).join(", ");
     const opening = frame.ply < replay.opening_length ? " (imposed opening)" : "";
     return `${where} · ${movers} to move${moves ? `, plays ${moves}` : ""}${opening}`;
   }
@@ -76,7 +82,7 @@ function start(replay, renderer, summary) {
     document.getElementById("board-caption").textContent = renderer.caption(frame.view);
     controls.scrub.value = ply;
     controls.ply.textContent = describePosition(frame);
-    document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove));
+    document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove, renderer.describeAction));
     values.mark(ply);
     root.dataset.ply = ply;
     clearTimeout(urlTimer);

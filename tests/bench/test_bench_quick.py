@@ -71,6 +71,13 @@ def test_worker_prints_its_batch_and_efficiency():
     assert "worker efficiency:" in out
 
 
+def test_dqn_worker_prints_games_per_hour_and_the_share_in_onnx_runtime():
+    out = run_quick("dqn_worker.py")
+    assert "games/hour" in out
+    assert "in ONNX Runtime itself" in out
+    assert "DQN / racer: " in out
+
+
 def test_ratings_prints_its_ratio_to_the_target():
     out = run_quick("ratings.py")
     assert "ratio to the 1 s target" in out

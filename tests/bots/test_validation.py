@@ -41,30 +41,34 @@ SPEC = GameSpec(
     heads={"move": 16, "pass": 2},
     max_length=6,
 )
-METADATA = {"arena.game": "toy", "arena.game_version": "3", "arena.name": "Toy MLP", "arena.player": "mcts"}
+# A toy of two heads is played greedily (tree search plays one head only): the search tests use
+# ONE_HEAD, the same toy with its two heads joined into one, and models made for it by `one_head`.
+METADATA = {"arena.game": "toy", "arena.game_version": "3", "arena.name": "Toy MLP", "arena.player": "greedy"}
+ONE_HEAD = dataclasses.replace(SPEC, heads={"move": 18})
+SEARCH = {"player": "mcts"}
 RUNTIME_SHORT = {"smoke_games": 2, "smoke_positions": 32, "latency_runs_batch1": 5, "latency_runs_batch32": 2}
 LIMITS = ValidationLimits(**RUNTIME_SHORT, max_latency_ms=5_000)  # a generous bound on a shared machine
 ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo"  # <game>/<bot>.onnx
 MAX_GROWTH_KIB = 256 * 1024  # of this process's peak memory, per hostile model
 
 
-def toy_game() -> Game:
-    """SPEC's engine: two players alternate for 6 plies, every action is legal, positions are noise."""
+def toy_game(spec: GameSpec = SPEC) -> Game:
+    """`spec`'s engine: two players alternate for 6 plies, every action is legal, positions are noise."""
 
     def encode(state: tuple[int, int], player: int) -> dict[str, np.ndarray]:
         rng = np.random.default_rng([state[0], state[1], player])
         return {
-            name: rng.integers(0, 2, size=shape).astype(np.float32) for name, shape in SPEC.inputs.items()
+            name: rng.integers(0, 2, size=shape).astype(np.float32) for name, shape in spec.inputs.items()
         }
 
     return Game(
-        spec=SPEC,
+        spec=spec,
         init=lambda seed, config: (seed, 0),
-        to_move=lambda state: (state[1] % 2,) if state[1] < SPEC.max_length else (),
-        legal_masks=lambda state, player: tuple(np.ones(size, bool) for size in SPEC.heads.values()),
+        to_move=lambda state: (state[1] % 2,) if state[1] < spec.max_length else (),
+        legal_masks=lambda state, player: tuple(np.ones(size, bool) for size in spec.heads.values()),
         step=lambda state, joint: (state[0], state[1] + 1),
         returns=lambda state: (0.0, 0.0),
-        end_reason=lambda state: "" if state[1] < SPEC.max_length else "ply limit",
+        end_reason=lambda state: "" if state[1] < spec.max_length else "ply limit",
         encode=encode,
         render=str,
         view=lambda state: {},
@@ -75,6 +79,7 @@ def toy_game() -> Game:
 
 
 GAME = toy_game()
+ONE_HEAD_GAME = toy_game(ONE_HEAD)
 
 
 # ---- model building ---------------------------------------------------------------------
@@ -200,6 +205,15 @@ def conv_tower(channels: int, layers: int) -> ModelProto:
     return model(nodes, initializers)
 
 
+def one_head(base: ModelProto) -> ModelProto:
+    """`base` for ONE_HEAD: its two policies joined into one output `policy` (batch, 18)."""
+    base.graph.node.append(helper.make_node("Concat", ["policy_move", "policy_pass"], ["policy"], axis=1))
+    kept = [output for output in base.graph.output if not output.name.startswith("policy_")]
+    del base.graph.output[:]
+    base.graph.output.extend([info("policy", ["batch", 18]), *kept])
+    return base
+
+
 def with_nodes(base: ModelProto, nodes: list[NodeProto], initializers: list[TensorProto] = ()) -> ModelProto:
     """`base` with extra nodes appended (their outputs may dangle) and extra initializers."""
     base.graph.node.extend(nodes)
@@ -221,11 +235,12 @@ def rejected(
     code: str,
     overrides: dict[str, object] | None = None,
     limits: ValidationLimits = LIMITS,
+    game: Game = GAME,
 ) -> ValidationReport:
     """Validates `data`, asserting it is refused with `code` without the caller growing in memory."""
     raw = data.SerializeToString() if isinstance(data, ModelProto) else data
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    report = validate(raw, GAME, overrides, limits)
+    report = validate(raw, game, overrides, limits)
     growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert (report.ok, report.code) == (False, code), report.message
     assert report.message
@@ -555,7 +570,7 @@ def test_the_game_validated_for_fills_in_where_the_file_names_none() -> None:
     """As on upload, where the form names the game: a file without metadata needs only its name and
     player; one that names another game is still refused, not overridden."""
     report = validate_static(model(*mlp_layers(), metadata={}).SerializeToString(), SPEC, {
-        "name": "No metadata", "player": "mcts",
+        "name": "No metadata", "player": "greedy",
     })  # fmt: skip
     assert report.ok, report.message
     assert (report.manifest.game, report.manifest.game_version) == ("toy", 3)
@@ -589,7 +604,13 @@ def test_an_unknown_manifest_key() -> None:
 
 
 def test_mcts_needs_policy_logits() -> None:
-    rejected(mlp(), "manifest_conflict", {"head": "q"})
+    rejected(one_head(mlp()), "manifest_conflict", {**SEARCH, "head": "q"}, game=ONE_HEAD_GAME)
+
+
+def test_mcts_is_refused_for_a_game_of_several_heads() -> None:
+    report = rejected(mlp(), "player_unsupported", SEARCH)
+    assert "toy has 2 action heads (move, pass)" in report.message
+    assert "player=greedy or player=sample" in report.message
 
 
 @pytest.mark.parametrize(
@@ -637,7 +658,8 @@ def test_wrong_input_shapes(shape: list[int | str]) -> None:
 
 def test_a_missing_value_for_mcts() -> None:
     nodes, initializers = mlp_layers()
-    rejected(model(nodes[:-2], initializers, outputs=OUTPUTS[:2]), "outputs_mismatch")
+    without_value = one_head(model(nodes[:-2], initializers, outputs=OUTPUTS[:2]))
+    rejected(without_value, "outputs_mismatch", SEARCH, game=ONE_HEAD_GAME)
 
 
 def test_an_extra_output() -> None:
@@ -740,12 +762,12 @@ def test_a_compute_bomb() -> None:
 
 
 def test_flops_follow_the_documented_counting_rule() -> None:
-    report = validate_static(conv_net().SerializeToString(), SPEC)
+    report = validate_static(one_head(conv_net()).SerializeToString(), ONE_HEAD, SEARCH)
     assert report.ok, report.message
     conv = 2 * (30 * 4 * 4) * (3 * 3 * 3)  # output elements x input channels x kernel, multiply-add 2
     per_element = 30 * 16 * 2 + 30 * 2 * 2 * 4 + 30 * 2 * 2  # BatchNorm, Relu; MaxPool 2x2; global pool
     gemms = 2 * 32 * (16 + 2 + 1)  # the heads on 32 features
-    concat, tanh, renames = 32, 1, 0  # Flatten and Squeeze only rename
+    concat, tanh, renames = 32 + 18, 1, 0  # the features and the joined policy; Flatten and Squeeze rename
     assert report.facts.flops_per_position == conv + per_element + gemms + concat + tanh + renames
     assert report.facts.evaluations_per_move == 201  # mcts: the root and the default 200 simulations
     assert report.facts.flops_per_move == 201 * report.facts.flops_per_position
@@ -756,15 +778,16 @@ def test_a_heavy_conv_net_is_refused_by_its_flops_per_move() -> None:
     """The audit's case: 1.7 GFLOP per position is allowed for one evaluation per move, but a search
     of 100 or 200 simulations costs over 170 GFLOP a move, whatever the machine's speed or load."""
     heavy = conv_tower(channels=256, layers=90)
-    report = rejected(heavy, "flops_per_move_too_large")
+    searching = one_head(conv_tower(channels=256, layers=90)).SerializeToString()
+    report = rejected(searching, "flops_per_move_too_large", SEARCH, game=ONE_HEAD_GAME)
     assert 1.65e9 < report.facts.flops_per_position < 1.75e9
     assert report.facts.flops_per_move == 201 * report.facts.flops_per_position
     assert report.checks[-1] == "sanitize"
     assert "201 network evaluations (the root and 200 simulations, arena.simulations)" in report.message
-    at_ladder = validate_static(heavy.SerializeToString(), SPEC, simulations=100)
+    at_ladder = validate_static(searching, ONE_HEAD, SEARCH, simulations=100)
     assert (at_ladder.code, at_ladder.facts.evaluations_per_move) == ("flops_per_move_too_large", 101)
     assert "the ladder's budget" in at_ladder.message
-    assert validate_static(heavy.SerializeToString(), SPEC, simulations=50).ok  # 51 x 1.7 GFLOP
+    assert validate_static(searching, ONE_HEAD, SEARCH, simulations=50).ok  # 51 x 1.7 GFLOP
     without_value = list(heavy.graph.node)[:-2]  # the value's Gemm and Tanh
     greedy = model(without_value, list(heavy.graph.initializer), outputs=OUTPUTS[:2])
     assert validate_static(greedy.SerializeToString(), SPEC, {"player": "greedy"}).ok
@@ -781,7 +804,8 @@ def test_a_net_fast_at_batch_one_is_still_refused_by_its_flops_per_move() -> Non
     greedy player and is refused, before it runs, as a search over 200 simulations."""
     net = conv_tower(channels=64, layers=4)  # about 4.8 MFLOP per position
     limits = dataclasses.replace(LIMITS, max_flops_per_move=100_000_000)
-    report = rejected(net, "flops_per_move_too_large", limits=limits)
+    searching = one_head(conv_tower(channels=64, layers=4))
+    report = rejected(searching, "flops_per_move_too_large", SEARCH, limits, ONE_HEAD_GAME)
     assert report.checks[-1] == "sanitize"
     greedy = validate(net.SerializeToString(), GAME, {"player": "greedy"}, limits)
     assert greedy.ok, greedy.message

@@ -134,6 +134,19 @@ def test_a_glancing_collision_below_the_minimum_impulse():
     assert [pod_numbers(pod) for pod in state.pods[:2]] == [(1990, 4940, 235, -120), (2010, 5850, 19, 120)]
 
 
+def test_a_state_remembers_the_pod_pairs_that_touched_in_its_last_turn_for_the_viewer():
+    bumped = turn(race(Pod(1000, 4000, 200, 0, 0), Pod(2000, 4000, -200, 0, 0)))
+    assert bumped.collisions == ((0, 1),)
+    assert GAME.view(bumped)["collisions"] == [[0, 1]]
+    assert GAME.from_dict(json.loads(json.dumps(GAME.to_dict(bumped)))) == bumped
+    assert turn(bumped).collisions == ()  # the pods drift apart: the next turn has none
+    without = {key: value for key, value in GAME.to_dict(bumped).items() if key != "collisions"}
+    assert GAME.from_dict(without).collisions == ()  # dicts written before the field still load
+    for broken in ([[1, 0]], [[0, 1], [0, 1]], [[0, 4]], [[0, True]], [[[0], 1]], "01"):
+        with pytest.raises(BadStateDict):
+            GAME.from_dict({**GAME.to_dict(bumped), "collisions": broken})
+
+
 def test_pods_without_relative_speed_never_collide_and_nothing_raises():
     """§12.8: the referee's 0/0 compares as no collision."""
     state = turn(race(Pod(1000, 4000, 100, 0, 0), Pod(1900, 4000, 100, 0, 0)))

@@ -40,12 +40,8 @@ def smash_bots(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes])
     with session(engine) as db:
         ladder = ensure_ladder(db, game="smash", simulations=8)
         found = network_bots(db, blobs, ladder, onnx_bot, NETWORK_PLAYERS)
-        house = {bot.name: bot for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
-        if "chain" not in house:  # ladders made before Smash had its own house bot
-            house["chain"] = Bot(ladder_id=ladder.id, name="chain", kind="house", player="chain")
-            db.add(house["chain"])
-            db.flush()
-        found |= {name: house[name].id for name in HOUSE_PLAYERS}
+        house = {bot.name: bot.id for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
+        found |= {name: house[name] for name in HOUSE_PLAYERS}
         db.commit()
     return found
 

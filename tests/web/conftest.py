@@ -3,9 +3,10 @@
 The site is seeded once per module the way the workers fill it: real games played by
 `arena_bots.match.play` (UCT with 8 simulations against random, so the replays carry search
 insights; on Spring 2021, tiny networks playing greedy and sample with a value recorded as a
-search would; on Smash the Code, a tiny network playing greedy against the chain house bot),
-replays in the blob store, games recorded with the pairing's done mark through `record_pairing`,
-ratings with known order and intervals, pairings in every state.
+search would; on Smash the Code, a tiny network playing greedy against the chain house bot; on
+Coders Strike Back, a tiny greedy Q-network against the racer), replays in the blob store, games
+recorded with the pairing's done mark through `record_pairing`, ratings with known order and
+intervals, pairings in every state.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from sqlmodel import Session, select
 
 from arena_bots.manifest import Manifest
 from arena_bots.match import Decision, Player, Request, play
-from arena_bots.players import ChainPlayer, GreedyPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.players import ChainPlayer, GreedyPlayer, RacerPlayer, RandomPlayer, SamplePlayer, UctPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.registry import get_game
@@ -53,6 +54,7 @@ SIMULATIONS = 8
 TIMEOUT_FAULT = "the model took longer than the 5 s safety limit"
 PENTE_SEED = 11  # a seed whose UCT-against-random game is short (123 steps): the module stays fast
 SPRING_SEED = 3
+CSB_SEED = 1  # with the tiny network of seed 2: 100 turns, collisions, boosts of both players
 SMASH_SEED = 7  # 27 turns: the chain bot sets off chains of 2 to 6 steps and buries its opponent
 
 
@@ -67,6 +69,7 @@ class Site:
     pente_ladder: int
     spring_ladder: int
     smash_ladder: int
+    csb_ladder: int
     ranking: list[
         tuple[int, str, float, float, float]
     ]  # bobail (bot id, name, rating, low, high), best first
@@ -76,9 +79,9 @@ class Site:
     script_bot: int
     alpha: int  # alice's bobail bot, rated first
     xss_bot: int  # the bot named XSS_NAME
-    games: dict[str, int]  # "bobail", "pente", "spring2021", "smash", "illegal", "fault" -> game id
+    games: dict[str, int]  # "bobail", "pente", "spring2021", "smash", "csb", "illegal", "fault" -> id
     final_boards: dict[str, str]  # "bobail", "pente" -> the engine's view(final state)["board"]
-    steps: dict[str, int]  # "bobail", "pente", "spring2021", "smash" -> steps of the game
+    steps: dict[str, int]  # "bobail", "pente", "spring2021", "smash", "csb" -> steps of the game
 
 
 class _IllegalMover:
@@ -268,6 +271,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         pente = ensure_ladder(db, game="pente", simulations=SIMULATIONS)
         spring = ensure_ladder(db, game="spring2021", simulations=SIMULATIONS)
         smash = ensure_ladder(db, game="smash", simulations=SIMULATIONS)
+        csb = ensure_ladder(db, game="csb", simulations=SIMULATIONS)
         alice, token = users.create_user(db, name="alice")
         mallory, _ = users.create_user(db, name="mallory")
         alpha = _network_bot(db, blobs, bobail, alice.id, "alpha", "mcts")
@@ -278,7 +282,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         sprout = _network_bot(db, blobs, spring, alice.id, "sprout", "greedy")
         seedling = _network_bot(db, blobs, spring, mallory.id, "seedling", "sample")
         twinkle = _network_bot(db, blobs, smash, alice.id, "twinkle", "greedy")
-        chain = _house_bot(db, smash, "chain")
+        pilot = _network_bot(db, blobs, csb, alice.id, "pod-dqn", "greedy", head="q")
         house = {(bot.ladder_id, bot.name): bot.id for bot in db.exec(select(Bot).where(Bot.kind == "house"))}
         random_bobail, uct_bobail = house[bobail.id, "random"], house[bobail.id, "uct"]
         db.commit()
@@ -318,9 +322,23 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
                 smash,
                 {
                     twinkle: GreedyPlayer(InProcessSession(onnx_bot("smash", seed=1)), name="twinkle"),
-                    chain: ChainPlayer(),
+                    house[smash.id, "chain"]: ChainPlayer(),
                 },
                 SMASH_SEED,
+            ),
+            "csb": _record(
+                db,
+                blobs,
+                csb,
+                {
+                    pilot: GreedyPlayer(
+                        InProcessSession(onnx_bot("csb", seed=2, metadata={"head": "q"})),
+                        head_kind="q",
+                        name="pod-dqn",
+                    ),
+                    house[csb.id, "racer"]: RacerPlayer(),
+                },
+                CSB_SEED,
             ),
             "illegal": _record(db, blobs, bobail, {xss: _IllegalMover(), alpha: RandomPlayer("alpha")}, 3),
             "fault": _record(db, blobs, bobail, {uct_bobail: RandomPlayer("uct"), xss: _TimedOut()}, 4),
@@ -349,6 +367,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         pente_ladder=pente.id,
         spring_ladder=spring.id,
         smash_ladder=smash.id,
+        csb_ladder=csb.id,
         ranking=ranking,
         unrated=rookie,
         xss_name=XSS_NAME,
@@ -358,13 +377,17 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         xss_bot=xss,
         games={name: recorded.game_id for name, recorded in played.items()},
         final_boards={name: played[name].final_board for name in ("bobail", "pente")},
-        steps={name: played[name].steps for name in ("bobail", "pente", "spring2021", "smash")},
+        steps={name: played[name].steps for name in ("bobail", "pente", "spring2021", "smash", "csb")},
     )
 
 
-def _network_bot(db: Session, blobs: BlobStore, ladder: Ladder, owner_id: int, name: str, player: str) -> int:
+def _network_bot(
+    db: Session, blobs: BlobStore, ladder: Ladder, owner_id: int, name: str, player: str, head: str = "policy"
+) -> int:
     """An uploaded bot as the API records it (the model bytes are a stand-in: no game runs them)."""
-    manifest = Manifest(game=ladder.game, game_version=ladder.game_version, name=name, player=player)
+    manifest = Manifest(
+        game=ladder.game, game_version=ladder.game_version, name=name, player=player, head=head
+    )
     report = {"ok": True, "code": "", "message": "", "checks": ["structure", "operators", "smoke game"]}
     bot = bots.create_network_bot(
         db,
@@ -375,17 +398,6 @@ def _network_bot(db: Session, blobs: BlobStore, ladder: Ladder, owner_id: int, n
         model_sha256=blobs.put(f"model of {name}".encode()),
     )
     return bot.id
-
-
-def _house_bot(db: Session, ladder: Ladder, name: str) -> int:
-    """The id of `ladder`'s house bot `name` (the player kind of the same name), added if the ladder
-    was made without it."""
-    found = db.exec(select(Bot).where(Bot.ladder_id == ladder.id, Bot.name == name)).first()
-    if found is None:
-        found = Bot(ladder_id=ladder.id, name=name, kind="house", player=name)
-        db.add(found)
-        db.flush()
-    return found.id
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,12 @@ def read_manifest(model: ModelProto, spec: GameSpec, overrides: Mapping[str, Any
             f"the bot is made for {spec.name} version {manifest.game_version}, but Arena plays version "
             f"{spec.version} (its rules or encoding changed): retrain or re-export it",
         )
+    if manifest.player == "mcts" and len(spec.heads) > 1:
+        raise ContractError(
+            "player_unsupported",
+            f"{spec.name} has {len(spec.heads)} action heads ({', '.join(spec.heads)}) and tree search "
+            "(player=mcts) plays games of one head only: upload it with player=greedy or player=sample",
+        )
     return manifest
 
 

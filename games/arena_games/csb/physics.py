@@ -60,7 +60,8 @@ class Races:
     and units per turn; integers between turns), angle (float radians, 0 = east, y down),
     passes (int, checkpoints passed), shield (int, turns of the shield timer), boosted (bool).
     turn (B,) int, turns played; timeouts (B, 2) int; winner (B,) int, -1 while running;
-    ending (B,) int, RUNNING or how the race ended.
+    ending (B,) int, RUNNING or how the race ended; contacts (B, 6) bool, whether each pod pair
+    (PAIR_A, PAIR_B) touched during the last turn (for viewers: no rule reads it).
     """
 
     checkpoints: np.ndarray
@@ -78,6 +79,7 @@ class Races:
     timeouts: np.ndarray
     winner: np.ndarray
     ending: np.ndarray
+    contacts: np.ndarray
 
     def take(self, rows: np.ndarray) -> Races:
         """A copy of the races at `rows` (indices or a bool mask)."""
@@ -192,6 +194,7 @@ def move(races: Races) -> None:
     left = np.ones(len(races.turn))
     rows = np.arange(len(left))
     start_x, start_y = races.x.copy(), races.y.copy()
+    races.contacts = np.zeros_like(races.contacts)
     for _ in range(MAX_SUBSTEPS):
         if not rows.size:
             break
@@ -205,6 +208,7 @@ def move(races: Races) -> None:
         left[rows] -= step
         if hit.any():
             bounce(races, rows[hit], PAIR_A[pair[hit]], PAIR_B[pair[hit]])
+            races.contacts[rows[hit], pair[hit]] = True
         rows = rows[left[rows] > 0]
         if not rows.size:
             break

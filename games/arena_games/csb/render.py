@@ -87,6 +87,7 @@ def view(state: CsbState) -> dict[str, Any]:
     checkpoints: [[x, y], ...] (radius 600); laps; turn; timeouts per seat;
     pods: 4 of {"owner", "x", "y", "vx", "vy", "angle" (degrees 0..359), "next" (checkpoint index),
         "lap", "passes", "shield", "boosted"};
+    collisions: [[a, b], ...] the pod pairs that touched during the turn that led here;
     to_move: the seats asked this turn; moves: per seat to move, per head name, its legal entries
         decoded (angle heads: degrees of turn -18..18; thrust heads: thrust, "BOOST", "SHIELD");
     winner (seat or None) and ending (a sentence, "" while running).
@@ -113,6 +114,7 @@ def view(state: CsbState) -> dict[str, Any]:
             }
             for index, pod in enumerate(state.pods)
         ],
+        "collisions": [list(pair) for pair in state.collisions],
         "to_move": list(to_move(state)),
         "moves": {
             str(seat): {

@@ -97,7 +97,8 @@ class Pod:
 @dataclass(frozen=True, slots=True)
 class CsbState:
     """A race between turns: `turn` turns played; timeouts per player; winner -1 while running,
-    then the winning seat, with `ending` (a physics ending code) saying how."""
+    then the winning seat, with `ending` (a physics ending code) saying how; `collisions`, the pod
+    pairs (lower index first) that touched during the last turn, for viewers (no rule reads it)."""
 
     laps: int
     checkpoints: tuple[tuple[int, int], ...]
@@ -106,6 +107,7 @@ class CsbState:
     timeouts: tuple[int, int] = (physics.TIMEOUT_TURNS, physics.TIMEOUT_TURNS)
     winner: int = -1
     ending: int = physics.RUNNING
+    collisions: tuple[tuple[int, int], ...] = ()
 
     @property
     def is_over(self) -> bool:
@@ -166,6 +168,7 @@ def init(seed: int, config: Config | None = None) -> CsbState:
 
 
 _POD_KEYS = ("x", "y", "vx", "vy", "angle", "passes", "shield", "boosted")
+_PAIRS = [(int(b), int(a)) for a, b in zip(physics.PAIR_A, physics.PAIR_B, strict=True)]  # lower pod first
 _POD_FIELDS = operator.attrgetter(*_POD_KEYS)
 
 # --- states as arrays -------------------------------------------------------------------------------
@@ -183,6 +186,10 @@ def to_races(states: Sequence[CsbState]) -> physics.Races:
         [(len(s.checkpoints), s.goal, s.turn, *s.timeouts, s.winner, s.ending) for s in states]
     )
     numbers = numbers.reshape(size, 7).astype(np.int64)
+    contacts = np.zeros((size, len(physics.PAIR_A)), dtype=bool)
+    for row, state in enumerate(states):
+        for pair in state.collisions:
+            contacts[row, _PAIRS.index(pair)] = True
     return physics.Races(
         checkpoints=checkpoints,
         counts=numbers[:, 0],
@@ -199,6 +206,7 @@ def to_races(states: Sequence[CsbState]) -> physics.Races:
         timeouts=numbers[:, 3:5],
         winner=numbers[:, 5],
         ending=numbers[:, 6],
+        contacts=contacts,
     )
 
 
@@ -227,6 +235,7 @@ def from_races(
         timeouts=(int(races.timeouts[row, 0]), int(races.timeouts[row, 1])),
         winner=int(races.winner[row]),
         ending=int(races.ending[row]),
+        collisions=tuple(sorted(pair for pair, hit in zip(_PAIRS, races.contacts[row], strict=True) if hit)),
     )
 
 
@@ -365,6 +374,7 @@ def end_reason(state: CsbState) -> str:
 # --- JSON -------------------------------------------------------------------------------------------------
 
 _KEYS = {"laps", "checkpoints", "pods", "turn", "timeouts", "winner", "ending"}
+_OPTIONAL_KEYS = {"collisions"}  # a state without it had no collision in its last turn
 
 
 def to_dict(state: CsbState) -> dict[str, Any]:
@@ -377,6 +387,7 @@ def to_dict(state: CsbState) -> dict[str, Any]:
         "timeouts": list(state.timeouts),
         "winner": state.winner,
         "ending": state.ending,
+        "collisions": [list(pair) for pair in state.collisions],
     }
 
 
@@ -400,10 +411,31 @@ def _pod(data: Any) -> Pod:
     return Pod(x, y, vx, vy, angle, _int(data["passes"], "a pod's passes", 0, 10**6), shield, data["boosted"])
 
 
+def _collisions(data: Any) -> tuple[tuple[int, int], ...]:
+    """The `collisions` of a state dict: distinct pod pairs [a, b], a < b, in order."""
+    pairs = (
+        [(p[0], p[1]) for p in data if len(p) == 2 and all(type(v) is int for v in p)]
+        if isinstance(data, list) and all(isinstance(p, list) for p in data)
+        else None
+    )
+    if (
+        pairs is None
+        or len(pairs) != len(data)
+        or pairs != sorted(set(pairs))
+        or not set(pairs) <= set(_PAIRS)
+    ):
+        raise BadStateDict(
+            f"{GAME_NAME}: 'collisions' must be distinct pod pairs [a, b], 0 <= a < b <= 3, in order"
+        )
+    return tuple(pairs)
+
+
 def from_dict(data: Mapping[str, Any]) -> CsbState:
     """The state of `to_dict`, every field checked (BadStateDict otherwise)."""
-    if not isinstance(data, Mapping) or set(data) != _KEYS:
-        raise BadStateDict(f"{GAME_NAME}: a state dict has exactly the keys {sorted(_KEYS)}")
+    if not isinstance(data, Mapping) or not _KEYS <= set(data) <= _KEYS | _OPTIONAL_KEYS:
+        raise BadStateDict(
+            f"{GAME_NAME}: a state dict has the keys {sorted(_KEYS)} and optionally {sorted(_OPTIONAL_KEYS)}"
+        )
     checkpoints = data["checkpoints"]
     if (
         not isinstance(checkpoints, list)
@@ -428,6 +460,7 @@ def from_dict(data: Mapping[str, Any]) -> CsbState:
         timeouts=tuple(_int(t, "a timeout", 0, physics.TIMEOUT_TURNS) for t in timeouts),  # type: ignore[arg-type]
         winner=_int(data["winner"], "'winner'", -1, 1),
         ending=_int(data["ending"], "'ending'", physics.RUNNING, physics.TURN_CAP),
+        collisions=_collisions(data.get("collisions", [])),
     )
     if any(pod.passes > state.goal for pod in state.pods) or (state.winner < 0) != (
         state.ending == physics.RUNNING

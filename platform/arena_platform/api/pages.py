@@ -102,12 +102,15 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
     newest = bots.newest_version(session, ladder_id=bot.ladder_id, name=bot.name)
     ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
     assert ladder is not None  # a foreign key
+    spec = GAMES[ladder.game].spec
     return render(
         request,
         "bot.html",
         bot=bot,
         ladder=ladder,
-        playable=ladder.game_version == GAMES[ladder.game].spec.version,  # people play current versions
+        # people play current versions, on boards that offer one action a turn (a renderer's `pick`:
+        # one-head games; a CSB turn is four heads, open to people through the API only)
+        playable=ladder.game_version == spec.version and len(spec.heads) == 1,
         played=bool(data["games"]),  # a new bot can have games before its first rating
         successor=newest if newest is not None and newest.version > bot.version else None,
         page_data=data,

@@ -24,12 +24,12 @@ from arena_platform.models import Ladder
 from arena_platform.queue import SCHEDULE_LADDER, Enqueue, celery_enqueue
 from arena_platform.settings import Settings, SettingsError, load_settings
 from arena_platform.store import bots, users
-from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.ladders import ensure_ladder, house_bots
 from arena_platform.store.reads import pairing_progress
 
 ZOO = Path(arena_platform.__file__).resolve().parents[2] / "bots" / "zoo"  # <game>/<bot>.onnx
 ZOO_OWNER = "zoo"
-DEMO_GAMES = ("bobail", "pente", "spring2021", "smash")
+DEMO_GAMES = ("bobail", "pente", "spring2021", "smash", "csb")
 PROGRESS_SECONDS = 2.0
 
 
@@ -97,14 +97,19 @@ def _run_demo(_: argparse.Namespace) -> int:
 
 
 def load_zoo_ladder(running: Services, game: str) -> Ladder:
-    """The demo ladder of `game` with every zoo bot of that game on it (validated, loaded once)."""
+    """The demo ladder of `game` with every zoo bot of that game on it (validated, loaded once);
+    a game without zoo bots (no folder, or no .onnx in it) gets a ladder of its house bots only."""
     from arena_bots.validation import validate
     from arena_games.registry import get_game
 
     with session(running.engine) as db:
         ladder = ensure_ladder(db, game=game, simulations=running.settings.ladder_simulations)
         owner = users.get_user_by_name(db, name=ZOO_OWNER) or users.create_user(db, name=ZOO_OWNER)[0]
-        for path in sorted((ZOO / game).glob("*.onnx")):
+        models = sorted((ZOO / game).glob("*.onnx"))
+        if not models:
+            house = ", ".join(house_bots(game))
+            print(f"no zoo bots for {game} in {ZOO / game}: its ladder has its house bots only ({house})")
+        for path in models:
             model = path.read_bytes()
             if bots.find_active_bot_by_model(db, ladder_id=ladder.id, model_sha256=sha256_hex(model)):
                 continue

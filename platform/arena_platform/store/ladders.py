@@ -7,9 +7,21 @@ from sqlmodel import Session, select
 from arena_games.registry import get_game
 from arena_platform.models import Bot, Ladder
 
-# The house bots of every ladder: they need no upload and anchor the rating scale (their mean
-# rating is pinned). `uct` searches with the ladder's budget, with random rollouts as its values.
-HOUSE_BOTS = (("random", "random"), ("uct", "uct"))  # (name, player kind)
+# The house bots of a ladder, by game: they need no upload and anchor the rating scale (their mean
+# rating is pinned). A house bot's name is its player kind (`arena_bots.loading.house_player`):
+# `uct` searches with the ladder's budget, with random rollouts as its values; tree search plays
+# one action head only, so a game of several heads (CSB's angle and thrust per pod) gets its own
+# heuristic house bot instead. Other games get DEFAULT_HOUSE_BOTS.
+DEFAULT_HOUSE_BOTS = ("random", "uct")
+HOUSE_BOTS: dict[str, tuple[str, ...]] = {
+    "csb": ("random", "racer"),
+    "smash": ("random", "uct", "chain"),
+}
+
+
+def house_bots(game: str) -> tuple[str, ...]:
+    """The house bots (names, which are their player kinds) of a new ladder of `game`."""
+    return HOUSE_BOTS.get(game, DEFAULT_HOUSE_BOTS)
 
 
 def ladder_name(game: str, version: int, simulations: int) -> str:
@@ -37,8 +49,8 @@ def ensure_ladder(session: Session, *, game: str, simulations: int, seed: int = 
         )
         session.add(ladder)
         session.flush()
-        for name, player in HOUSE_BOTS:
-            session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=player))
+        for name in house_bots(game):
+            session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=name))
         session.flush()
     return ladder
 
