@@ -59,7 +59,7 @@ function play(game, renderer) {
 
   function draw() {
     const overlay = elements.showSearch.checked ? botSearch() : null;
-    board.draw(game.view, overlay);
+    board.draw(game.view, overlay, game.last ? playedMoves(game.last) : []);
     elements.caption.textContent = renderer.caption(game.view);
     elements.status.textContent = status();
     const over = game.status === "over";
@@ -67,7 +67,7 @@ function play(game, renderer) {
     elements.replayLink.hidden = !over;
     elements.search.replaceChildren(...searchPanel());
     const offer = !over && !busy && key && game.your_turn && board.pick;
-    if (board.pick) board.pick(offer ? choices() : null, move);
+    if (board.pick) board.pick(offer ? choices() : null, move, game.human_seat);
     root.dataset.ply = game.ply;
     root.dataset.status = busy ? "thinking" : game.status;
     root.dataset.yourTurn = String(Boolean(offer));

@@ -4,14 +4,16 @@
 // play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
 //
 // A renderer module exports:
-//   createBoard(container, frames?) -> {draw(view, overlay), pick?(choices, choose)}: `frames`, in a
-//       replay, are all its frames (for what one view does not hold: trails, per-head insights;
-//       each view drawn is then one of theirs, the same object); `draw` draws a frame's
-//       `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior, seat}], played:
-//       [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`), `seat` the
-//       player it is a move of. `pick`, for games a person can play (play.js), makes the board
-//       offer `choices` (a Map of action key -> `at`, the person's legal moves) after a draw and
-//       calls `choose(key)` with the one clicked; pick(null) offers nothing
+//   createBoard(container, frames?) -> {draw(view, overlay, last), pick?(choices, choose, seat)}:
+//       `frames`, in a replay, are all its frames (for what one view does not hold: trails,
+//       per-head insights; each view drawn is then one of theirs, the same object); `draw` draws
+//       a frame's `view`; `overlay` is null (heat map off) or {heat: [{at, share, prior, seat}],
+//       played: [{at, seat}]}, `at` in the view's board terms (the values of `view.moves`), `seat`
+//       the player it is a move of; `last` are the moves that led to this position, [{at, seat}] in
+//       the previous view's terms ([] at the start), for boards that show what a move did (Smash
+//       the Code's chains). `pick`, for games a person can play (play.js), makes the board offer
+//       `choices` (a Map of action key -> `at`, the legal moves of the person, who plays `seat`)
+//       after a draw and calls `choose(key)` with the one clicked; pick(null) offers nothing
 //   describeAction?(action, seat) -> string: an action (head indices) of `seat` for people, for
 //       games whose frames keep no board terms for their actions (CSB's four heads)
 //   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
@@ -76,7 +78,7 @@ function start(replay, renderer, summary) {
     ply = Math.min(Math.max(Number.isFinite(target) ? Math.trunc(target) : 0, 0), last);
     const frame = frames[ply];
     const overlay = controls.heat.checked ? { heat: searchedMoves(frame), played: playedMoves(frame) } : null;
-    board.draw(frame.view, overlay);
+    board.draw(frame.view, overlay, ply > 0 ? playedMoves(frames[ply - 1]) : []);
     document.getElementById("board-caption").textContent = renderer.caption(frame.view);
     controls.scrub.value = ply;
     controls.ply.textContent = describePosition(frame);

@@ -394,15 +394,47 @@ def test_the_inputs_are_the_wells_and_the_pieces_as_planes_from_the_movers_side(
 def test_the_view_decodes_each_legal_placement_for_the_seats():
     state = position(NO_ROOM_BUT_COLUMN_5)
     moves = view(state)["moves"]
-    assert moves[str(rules.placement_index(WIDTH, 5, 3))] == {
+    down = moves[str(rules.placement_index(WIDTH, 5, 3))]
+    assert {key: down[key] for key in ("column", "rotation", "shape", "seats")} == {
         "column": 5,
         "rotation": 3,
         "shape": "B below A",
         "seats": [0, 1],
     }
-    assert moves[str(rules.placement_index(WIDTH, 0, 0))]["seats"] == [1]
+    mine, theirs = down["outcomes"]
+    assert mine["landing"] == [[0, 5], [1, 5]]  # A on top of B, in the last two free cells
+    assert (mine["steps"], mine["points"], mine["well"][:2]) == ([], 0, ["000001", "000001"])
+    assert theirs["landing"] == [[10, 5], [11, 5]]  # on the empty well's floor
+    beside = moves[str(rules.placement_index(WIDTH, 0, 0))]
+    assert beside["seats"] == [1]
+    assert beside["outcomes"][0] is None  # no room for it in player 1's well
     assert "player 1" in render(state)
     assert "pairs: 11 12" in render(state)
+
+
+def test_the_view_gives_each_chain_step_of_a_placement_with_its_score():
+    state = position(THREE_CHAIN, pairs=((2, 3),))
+    placed = view(state)["moves"][str(rules.placement_index(WIDTH, 2, 1))]["outcomes"][0]
+    assert placed["landing"] == [[11, 2], [10, 2]]  # A on the floor, B on top of it
+    first, second, third = placed["steps"]
+    landed = rules.place(THREE_CHAIN, (2, 3), 2, 1)
+    assert first["well"] == rules.well_rows(landed)  # the first step finds the pair landed
+    assert first["groups"] == [[[9, 1], [10, 1], [11, 1], [11, 2]]]  # column 1's three 2s and A
+    assert [step["points"] for step in placed["steps"]] == [40, 320, 640]
+    assert [step["chain_power"] for step in placed["steps"]] == [0, 8, 16]
+    assert (second["colours"], second["blocks"], third["colours"]) == ([1], 4, [3])
+    assert second["well"] == rules.well_rows(rules.clearing(landed, 0).after)
+    assert placed["points"] == 1000
+    assert placed["well"][-1] == "4....."
+    json.dumps(placed, allow_nan=False)
+
+
+def test_skulls_cleared_by_a_chain_step_are_named():
+    start = well("0..5..", "111000")
+    state = position(start, pairs=((1, 3),))
+    (step,) = view(state)["moves"][str(rules.placement_index(WIDTH, 2, 1))]["outcomes"][0]["steps"]
+    assert step["skulls"] == [[10, 0], [11, 3]]  # next to the 1s: above the first, right of the last
+    assert step["groups"] == [[[10, 2], [11, 0], [11, 1], [11, 2]]]
 
 
 def test_bad_configs_and_state_dicts_are_refused_with_a_reason():

@@ -11,18 +11,23 @@ from typing import Any
 
 import numpy as np
 import pytest
+from predict_checks import (
+    assert_422s,
+    assert_bot_check_passes,
+    broken_states,
+    network_bots,
+    predict_for_each_seat,
+    random_position,
+)
 from sqlalchemy import Engine
 from sqlmodel import select
 
-from arena_bots.manifest import Manifest
 from arena_bots.match import play
 from arena_bots.players import RandomPlayer
 from arena_games.registry import get_game
-from arena_platform import cli
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.models import Bot
-from arena_platform.store import bots, users
 from arena_platform.store.ladders import ensure_ladder
 
 GAME = get_game("spring2021")
@@ -44,20 +49,7 @@ class SpringBots:
 def spring_bots(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> SpringBots:
     with session(engine) as db:
         ladder = ensure_ladder(db, game="spring2021", simulations=8)
-        owner, _ = users.create_user(db, name="sprout")
-        network = {
-            player: bots.create_network_bot(
-                db,
-                ladder_id=ladder.id,
-                owner_id=owner.id,
-                manifest=Manifest(
-                    game="spring2021", game_version=GAME.spec.version, name=player, player=player
-                ),
-                report={},
-                model_sha256=blobs.put(onnx_bot("spring2021", seed=index)),
-            ).id
-            for index, player in enumerate(("greedy", "sample", "mcts"))
-        }
+        network = network_bots(db, blobs, ladder, onnx_bot, ("greedy", "sample", "mcts"))
         house = {bot.name: bot.id for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
         db.commit()
     return SpringBots(**network, random=house["random"], uct=house["uct"])
@@ -65,27 +57,12 @@ def spring_bots(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]
 
 def _middle() -> tuple[list[list[list[int]]], Any]:
     """The joint actions of a random game's first MIDDLE_STEPS steps, and the state they reach."""
-    steps = play(GAME, [RandomPlayer(), RandomPlayer()], seed=SEED).replay.steps[:MIDDLE_STEPS]
-    actions = [[list(action) for action in step.actions] for step in steps]
-    state = GAME.init(SEED, None)
-    for joint in actions:
-        state = GAME.step(state, [tuple(action) for action in joint])
-    return actions, state
+    return random_position(GAME, SEED, MIDDLE_STEPS)
 
 
 @pytest.mark.parametrize("player", ["greedy", "sample", "random", "mcts", "uct"])
 def test_predict_answers_for_each_seat_from_actions_and_from_a_state(client, spring_bots, player):
-    actions, state = _middle()
-    bot_id = getattr(spring_bots, player)
-    for seat in GAME.to_move(state):
-        position = {"bot_id": bot_id, "seed": SEED, "player": seat}
-        from_actions = client.post("/api/v1/predict", json={**position, "actions": actions})
-        from_state = client.post("/api/v1/predict", json={**position, "state": GAME.to_dict(state)})
-        assert from_actions.status_code == from_state.status_code == 200, from_actions.text
-        answer = from_actions.json()
-        assert (answer["game"], answer["player"]) == ("spring2021", seat)
-        assert from_state.json()["action"] == answer["action"]  # the same position, the same seed
-        assert GAME.legal_masks(state, seat)[0][answer["action"][0]]
+    for answer in predict_for_each_seat(client, GAME, getattr(spring_bots, player), SEED, _middle()):
         if player != "random":  # network bots explain themselves with their policy's top moves
             assert answer["insight"]["top"][0]["share"] > 0
 
@@ -114,11 +91,7 @@ def _bad_states() -> list[tuple[str, Any]]:
         ("an unknown config key", {"config": {**good["config"], "no_such_key": 1}}),
         ("a string for the sun", {"sun": "plenty"}),
     ]
-    broken = []
-    for what, change in changes:
-        data = {**good, **change}
-        broken.append((what, {key: value for key, value in data.items() if value is not None}))
-    return broken
+    return broken_states(good, changes)
 
 
 @pytest.mark.parametrize(("what", "state"), _bad_states(), ids=[what for what, _ in _bad_states()])
@@ -144,17 +117,10 @@ def test_bad_spring_positions_and_seats_are_clear_422s(client, spring_bots):
         ({"state": GAME.to_dict(over)}, "game_over"),
         ({"config": {"MAX_ROUNDS": 0}}, "bad_config"),
     ]
-    for fields, code in cases:
-        response = client.post("/api/v1/predict", json={"bot_id": spring_bots.greedy, **fields})
-        assert (response.status_code, response.json()["code"]) == (422, code), (fields, response.text)
+    assert_422s(client, spring_bots.greedy, cases)
 
 
 @pytest.mark.parametrize("player", ["greedy", "sample", "mcts"])
 def test_bot_check_of_a_spring_bot(onnx_bot, tmp_path, capsys, player):
-    path = tmp_path / f"{player}.onnx"
-    path.write_bytes(onnx_bot("spring2021", metadata={"name": f"spring-{player}", "player": player}))
-    assert cli.main(["bot", "check", str(path), "--game", "spring2021"]) == 0
-    report = capsys.readouterr().out
-    assert report.startswith("bot check: OK")
-    assert "runtime" in report  # the smoke test ran the model on positions of random games
-    assert "warning" not in report
+    metadata = {"name": f"spring2021-{player}", "player": player}
+    assert_bot_check_passes(onnx_bot("spring2021", metadata=metadata), "spring2021", tmp_path, capsys)

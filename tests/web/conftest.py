@@ -3,9 +3,10 @@
 The site is seeded once per module the way the workers fill it: real games played by
 `arena_bots.match.play` (UCT with 8 simulations against random, so the replays carry search
 insights; on Spring 2021, tiny networks playing greedy and sample with a value recorded as a
-search would; on Coders Strike Back, a tiny greedy Q-network against the racer), replays in the
-blob store, games recorded with the pairing's done mark through `record_pairing`, ratings with
-known order and intervals, pairings in every state.
+search would; on Smash the Code, a tiny network playing greedy against the chain house bot; on
+Coders Strike Back, a tiny greedy Q-network against the racer), replays in the blob store, games
+recorded with the pairing's done mark through `record_pairing`, ratings with known order and
+intervals, pairings in every state.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from sqlmodel import Session, select
 
 from arena_bots.manifest import Manifest
 from arena_bots.match import Decision, Player, Request, play
-from arena_bots.players import GreedyPlayer, RacerPlayer, RandomPlayer, SamplePlayer, UctPlayer
+from arena_bots.players import ChainPlayer, GreedyPlayer, RacerPlayer, RandomPlayer, SamplePlayer, UctPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.registry import get_game
@@ -54,6 +55,7 @@ TIMEOUT_FAULT = "the model took longer than the 5 s safety limit"
 PENTE_SEED = 11  # a seed whose UCT-against-random game is short (123 steps): the module stays fast
 SPRING_SEED = 3
 CSB_SEED = 1  # with the tiny network of seed 2: 100 turns, collisions, boosts of both players
+SMASH_SEED = 7  # 27 turns: the chain bot sets off chains of 2 to 6 steps and buries its opponent
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Site:
     bobail_ladder: int
     pente_ladder: int
     spring_ladder: int
+    smash_ladder: int
     csb_ladder: int
     ranking: list[
         tuple[int, str, float, float, float]
@@ -76,9 +79,9 @@ class Site:
     script_bot: int
     alpha: int  # alice's bobail bot, rated first
     xss_bot: int  # the bot named XSS_NAME
-    games: dict[str, int]  # "bobail", "pente", "spring2021", "csb", "illegal", "fault" -> game id
+    games: dict[str, int]  # "bobail", "pente", "spring2021", "smash", "csb", "illegal", "fault" -> id
     final_boards: dict[str, str]  # "bobail", "pente" -> the engine's view(final state)["board"]
-    steps: dict[str, int]  # "bobail", "pente", "spring2021", "csb" -> steps of the game
+    steps: dict[str, int]  # "bobail", "pente", "spring2021", "smash", "csb" -> steps of the game
 
 
 class _IllegalMover:
@@ -267,6 +270,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         bobail = ensure_ladder(db, game="bobail", simulations=SIMULATIONS)
         pente = ensure_ladder(db, game="pente", simulations=SIMULATIONS)
         spring = ensure_ladder(db, game="spring2021", simulations=SIMULATIONS)
+        smash = ensure_ladder(db, game="smash", simulations=SIMULATIONS)
         csb = ensure_ladder(db, game="csb", simulations=SIMULATIONS)
         alice, token = users.create_user(db, name="alice")
         mallory, _ = users.create_user(db, name="mallory")
@@ -277,6 +281,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         script = _network_bot(db, blobs, pente, mallory.id, SCRIPT_NAME, "greedy")
         sprout = _network_bot(db, blobs, spring, alice.id, "sprout", "greedy")
         seedling = _network_bot(db, blobs, spring, mallory.id, "seedling", "sample")
+        twinkle = _network_bot(db, blobs, smash, alice.id, "twinkle", "greedy")
         pilot = _network_bot(db, blobs, csb, alice.id, "pod-dqn", "greedy", head="q")
         house = {(bot.ladder_id, bot.name): bot.id for bot in db.exec(select(Bot).where(Bot.kind == "house"))}
         random_bobail, uct_bobail = house[bobail.id, "random"], house[bobail.id, "uct"]
@@ -310,6 +315,16 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
                     ),
                 },
                 SPRING_SEED,
+            ),
+            "smash": _record(
+                db,
+                blobs,
+                smash,
+                {
+                    twinkle: GreedyPlayer(InProcessSession(onnx_bot("smash", seed=1)), name="twinkle"),
+                    house[smash.id, "chain"]: ChainPlayer(),
+                },
+                SMASH_SEED,
             ),
             "csb": _record(
                 db,
@@ -351,6 +366,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         bobail_ladder=bobail.id,
         pente_ladder=pente.id,
         spring_ladder=spring.id,
+        smash_ladder=smash.id,
         csb_ladder=csb.id,
         ranking=ranking,
         unrated=rookie,
@@ -361,7 +377,7 @@ def _seed(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]) -> S
         xss_bot=xss,
         games={name: recorded.game_id for name, recorded in played.items()},
         final_boards={name: played[name].final_board for name in ("bobail", "pente")},
-        steps={name: played[name].steps for name in ("bobail", "pente", "spring2021", "csb")},
+        steps={name: played[name].steps for name in ("bobail", "pente", "spring2021", "smash", "csb")},
     )
 
 

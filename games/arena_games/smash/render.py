@@ -15,11 +15,19 @@ from __future__ import annotations
 from typing import Any
 
 from arena_games.smash.rules import (
+    GROUP,
+    HEIGHT,
     POINTS_PER_NUISANCE,
     QUEUE,
+    Clearing,
     SmashState,
+    Well,
+    chain,
     end_reason,
+    groups,
+    landing,
     legal_masks,
+    place,
     placements,
     returns,
     to_move,
@@ -62,18 +70,28 @@ def view(state: SmashState) -> dict[str, Any]:
     queue: the visible pairs [A, B], this turn's first; turn, turn_limit;
     players: per seat {"score", "meter" (nuisance points waiting), "chain" (last turn's steps), "lost"};
     to_move; moves: every placement legal for a seat to move -> {"column" (of A), "rotation",
-    "shape" (words), "seats": the seats it is legal for}; winner (seat or None); ending.
+    "shape" (words), "seats": the seats it is legal for, "outcomes": per seat what the placement
+    does to that seat's well this turn (`placement_view`), None for a seat it is not legal for};
+    winner (seat or None); ending.
     """
     moves: dict[str, dict[str, Any]] = {}
     table = placements(state.config.width)
+    pair = state.pairs[min(state.turn, len(state.pairs) - 1)]
     for player in to_move(state):
         for action in legal_masks(state, player)[0].nonzero()[0].tolist():
             column, rotation = table[action]
             entry = moves.setdefault(
                 str(action),
-                {"column": column, "rotation": rotation, "shape": ROTATIONS[rotation], "seats": []},
+                {
+                    "column": column,
+                    "rotation": rotation,
+                    "shape": ROTATIONS[rotation],
+                    "seats": [],
+                    "outcomes": [None, None],
+                },
             )
             entry["seats"].append(player)
+            entry["outcomes"][player] = placement_view(state.wells[player], pair, column, rotation)
     outcome = returns(state)
     return {
         "wells": [well_rows(well) for well in state.wells],
@@ -94,3 +112,47 @@ def view(state: SmashState) -> dict[str, Any]:
         "winner": None if outcome[0] == outcome[1] else int(outcome[1] > outcome[0]),
         "ending": end_reason(state),
     }
+
+
+def placement_view(well: Well, pair: tuple[int, int], column: int, rotation: int) -> dict[str, Any]:
+    """What placing `pair` by (column, rotation) does to `well` this turn, before any skulls arrive
+    (JSON-safe; cells as [row, column], row 0 the top as in `wells`):
+
+    landing: the cells where A and B come to rest; steps: the chain, one step per clearing
+    (`chain_step`); points: the chain's total; well: the rows once everything has settled."""
+    landed = place(well, pair, column, rotation)
+    cells = landing(well, column, rotation)
+    steps, settled = [], landed
+    # `well` held no group of 4+, so a chain starts at the pair or not at all (a cheap test first)
+    if any(len(group) >= GROUP for group in groups(landed, cells)):
+        for cleared in chain(landed):
+            steps.append(chain_step(settled, cleared))
+            settled = cleared.after
+    return {
+        "landing": [_cell(x, y) for x, y in cells],
+        "steps": steps,
+        "points": sum(step["points"] for step in steps),
+        "well": well_rows(settled),
+    }
+
+
+def chain_step(before: Well, cleared: Clearing) -> dict[str, Any]:
+    """One chain step for viewers: the well as the step found it ("well" rows), the cleared groups
+    (lists of cells), the skulls that went with them, the colours and blocks cleared and the score:
+    points = 10 * blocks * clamp(chain_power + colour_bonus + group_bonus, 1, 999)."""
+    return {
+        "well": well_rows(before),
+        "groups": [sorted(_cell(x, y) for x, y in group) for group in cleared.groups],
+        "skulls": sorted(_cell(x, y) for x, y in cleared.skulls),
+        "colours": list(cleared.colours),
+        "blocks": cleared.blocks,
+        "chain_power": cleared.chain_power,
+        "colour_bonus": cleared.colour_bonus,
+        "group_bonus": cleared.group_bonus,
+        "points": cleared.points,
+    }
+
+
+def _cell(x: int, y: int) -> list[int]:
+    """[row, column] of cell (x, y) (y from the bottom; row 0 is the top)."""
+    return [HEIGHT - 1 - y, x]

@@ -45,7 +45,7 @@ the chain loop and its scoring (group bonus size - 4 up to size 10, 8 from 11).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -209,32 +209,47 @@ def place(well: Well, pair: tuple[int, int], column: int, rotation: int) -> Well
     return tuple(tuple(c) for c in cells)
 
 
+def landing(well: Well, column: int, rotation: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Where blocks A and B of a pair placed by (column, rotation) come to rest in `well`, as (x, y)
+    cells (y from the bottom), before any clearing; room not checked."""
+    height = heights(well)
+    if rotation == 3:  # B below A
+        return (column, height[column] + 1), (column, height[column])
+    if rotation == 1:  # B on top of A
+        return (column, height[column]), (column, height[column] + 1)
+    other = column + B_OFFSET[rotation]
+    return (column, height[column]), (other, height[other])
+
+
 # --- clearing and chains ---------------------------------------------------------------------------
 
 
-def groups(well: Well) -> list[list[tuple[int, int]]]:
-    """Every orthogonally connected group of one colour (skulls never group): lists of (x, y)."""
+def groups(well: Well, starts: Iterable[tuple[int, int]] | None = None) -> list[list[tuple[int, int]]]:
+    """Every orthogonally connected group of one colour (skulls never group): lists of (x, y).
+    Given `starts` (cells of the well), only the groups holding one of them."""
+    if starts is None:
+        starts = ((x, y) for x, column in enumerate(well) for y in range(len(column)))
     seen: set[tuple[int, int]] = set()
     found = []
-    for x, column in enumerate(well):
-        for y, colour in enumerate(column):
-            if colour == SKULL or (x, y) in seen:
-                continue
-            seen.add((x, y))
-            group, todo = [], [(x, y)]
-            while todo:
-                cx, cy = todo.pop()
-                group.append((cx, cy))
-                for nx, ny in ((cx + 1, cy), (cx - 1, cy), (cx, cy + 1), (cx, cy - 1)):
-                    if (
-                        0 <= nx < len(well)
-                        and 0 <= ny < len(well[nx])
-                        and well[nx][ny] == colour
-                        and (nx, ny) not in seen
-                    ):
-                        seen.add((nx, ny))
-                        todo.append((nx, ny))
-            found.append(group)
+    for x, y in starts:
+        colour = well[x][y]
+        if colour == SKULL or (x, y) in seen:
+            continue
+        seen.add((x, y))
+        group, todo = [], [(x, y)]
+        while todo:
+            cx, cy = todo.pop()
+            group.append((cx, cy))
+            for nx, ny in ((cx + 1, cy), (cx - 1, cy), (cx, cy + 1), (cx, cy - 1)):
+                if (
+                    0 <= nx < len(well)
+                    and 0 <= ny < len(well[nx])
+                    and well[nx][ny] == colour
+                    and (nx, ny) not in seen
+                ):
+                    seen.add((nx, ny))
+                    todo.append((nx, ny))
+        found.append(group)
     return found
 
 
@@ -247,35 +262,74 @@ def chain_power(step: int) -> int:
     return 0 if step == 0 else 8 << (step - 1)
 
 
-def clear_step(well: Well, step: int) -> tuple[Well, int]:
-    """One step of the chain loop: (the well after clearing and falling, its points); 0 points and
-    the same well when no group of 4+ stands."""
+@dataclass(frozen=True, slots=True)
+class Clearing:
+    """One step of the chain loop: the groups of 4+ that cleared at once, the skulls next to them
+    that went too, what it scored and the well once the rest fell. Cells are (x, y), y from the bottom.
+
+    points = 10 * blocks * clamp(chain_power + colour_bonus + group_bonus, 1, 999)."""
+
+    groups: tuple[tuple[tuple[int, int], ...], ...]  # the cleared groups, each its cells
+    skulls: frozenset[tuple[int, int]]
+    colours: tuple[int, ...]  # the distinct colours cleared, ascending
+    chain_power: int
+    colour_bonus: int
+    group_bonus: int
+    points: int
+    after: Well
+
+    @property
+    def blocks(self) -> int:
+        """Coloured blocks cleared (skulls not counted)."""
+        return sum(len(group) for group in self.groups)
+
+
+def clearing(well: Well, step: int) -> Clearing | None:
+    """Step `step` of the chain loop on `well` (0 the first); None when no group of 4+ stands."""
     cleared = [group for group in groups(well) if len(group) >= GROUP]
     if not cleared:
-        return well, 0
-    removed = {cell for group in cleared for cell in group}
-    blocks = len(removed)
-    colours = {well[x][y] for x, y in removed}
-    for x, y in list(removed):  # the skulls next to cleared blocks go with them
-        for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if 0 <= nx < len(well) and 0 <= ny < len(well[nx]) and well[nx][ny] == SKULL:
-                removed.add((nx, ny))
-    bonus = chain_power(step) + COLOUR_BONUS[len(colours)] + sum(group_bonus(len(g)) for g in cleared)
+        return None
+    coloured = {cell for group in cleared for cell in group}
+    skulls = {
+        (nx, ny)
+        for x, y in coloured
+        for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+        if 0 <= nx < len(well) and 0 <= ny < len(well[nx]) and well[nx][ny] == SKULL
+    }
+    colours = sorted({well[x][y] for x, y in coloured})
+    power, colour_bonus = chain_power(step), COLOUR_BONUS[len(colours)]
+    bonus = sum(group_bonus(len(group)) for group in cleared)
+    removed = coloured | skulls
     after = tuple(
         tuple(cell for y, cell in enumerate(column) if (x, y) not in removed) for x, column in enumerate(well)
     )
-    return after, 10 * blocks * min(max(bonus, 1), 999)
+    return Clearing(
+        groups=tuple(tuple(group) for group in cleared),
+        skulls=frozenset(skulls),
+        colours=tuple(colours),
+        chain_power=power,
+        colour_bonus=colour_bonus,
+        group_bonus=bonus,
+        points=10 * len(coloured) * min(max(power + colour_bonus + bonus, 1), 999),
+        after=after,
+    )
+
+
+def chain(well: Well) -> Iterator[Clearing]:
+    """The chain loop on `well`: each step that clears, in order (none if nothing stands in 4s)."""
+    step = 0
+    while (cleared := clearing(well, step)) is not None:
+        yield cleared
+        well = cleared.after
+        step += 1
 
 
 def resolve(well: Well) -> tuple[Well, int, int]:
     """The chain loop: (the settled well, the points scored, the chain steps that cleared)."""
-    total, step = 0, 0
-    while True:
-        well, points = clear_step(well, step)
-        if not points:
-            return well, total, step
-        total += points
-        step += 1
+    total, steps = 0, 0
+    for cleared in chain(well):
+        well, total, steps = cleared.after, total + cleared.points, steps + 1
+    return well, total, steps
 
 
 def drop_skulls(well: Well, lines: int) -> tuple[Well, bool]:
@@ -396,10 +450,8 @@ def end_reason(state: SmashState) -> str:
 
 def well_rows(well: Well) -> list[str]:
     """The well as HEIGHT strings, top row first ('.' empty, '0' skull, '1'..'5' colours)."""
-    return [
-        "".join(CELL_CHARS[column[y] + 1] if y < len(column) else "." for column in well)
-        for y in range(HEIGHT - 1, -1, -1)
-    ]
+    columns = ["".join(CELL_CHARS[cell + 1] for cell in column).ljust(HEIGHT, ".") for column in well]
+    return ["".join(row) for row in zip(*columns, strict=True)][::-1]
 
 
 def well_from_rows(rows: Sequence[str], width: int) -> Well:

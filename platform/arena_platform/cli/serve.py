@@ -29,7 +29,7 @@ from arena_platform.store.reads import pairing_progress
 
 ZOO = Path(arena_platform.__file__).resolve().parents[2] / "bots" / "zoo"  # <game>/<bot>.onnx
 ZOO_OWNER = "zoo"
-DEMO_GAMES = ("bobail", "pente", "spring2021", "csb")
+DEMO_GAMES = ("bobail", "pente", "spring2021", "smash", "csb")
 PROGRESS_SECONDS = 2.0
 
 
