@@ -27,6 +27,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
+from typing import Any
 
 ZOO = Path(__file__).resolve().parent
 STAGES = ("early", "middle", "final")
@@ -55,7 +56,6 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
     from arena_bots.export import export_bot
     from arena_bots.manifest import Manifest
     from arena_bots.training.networks import build_network
-    from arena_bots.validation import validate
     from arena_games.registry import get_game
 
     game = get_game(game_name)
@@ -80,20 +80,31 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
             c_puct=settings["selfplay"]["c_puct"],
         )
         model = export_bot(network, game, manifest, folder / f"{name}.onnx")
-        report = validate(model, game)
-        if not report.ok:
-            raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
-        record = {
-            "bot": name,
-            "file": f"{name}.onnx",
-            "bytes": len(model),
-            "checkpoint": checkpoint,
-            "training": {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings},
-            "hardware": hardware(),
-            "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
-        }
-        (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        training = {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings}
+        write_record(folder, name, model, game, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
+
+
+def write_record(
+    folder: Path, name: str, model: bytes, game: Any, checkpoint: dict, training: dict, **extra: str
+) -> None:
+    """Validates a published bot in full and writes its record `<name>.json` next to it."""
+    from arena_bots.validation import validate
+
+    report = validate(model, game)
+    if not report.ok:
+        raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
+    record = {
+        "bot": name,
+        "file": f"{name}.onnx",
+        "bytes": len(model),
+        **extra,
+        "checkpoint": checkpoint,
+        "training": training,
+        "hardware": hardware(),
+        "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
+    }
+    (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, league_pairs: int) -> None:
@@ -151,7 +162,6 @@ def publish_csb(run: Path) -> None:
 
     from arena_bots.training.dqn import CsbQNet
     from arena_bots.training.dqn_run import export_network
-    from arena_bots.validation import validate
     from arena_games.registry import get_game
 
     settings = json.loads((run / "config.json").read_text())["settings"]
@@ -170,20 +180,9 @@ def publish_csb(run: Path) -> None:
             torch.load(run / "checkpoints" / f"{checkpoint['name']}.pt", weights_only=True)
         )
         model = export_network(network, name, stage == "team", folder / f"{name}.onnx")
-        report = validate(model, get_game("csb"))
-        if not report.ok:
-            raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
-        record = {
-            "bot": name,
-            "file": f"{name}.onnx",
-            "bytes": len(model),
-            "roles": "pod 0 runner, pod 1 blocker" if stage == "team" else "both pods runners (one network)",
-            "checkpoint": checkpoint,
-            "training": {"kit": "arena_bots.training.dqn_run (deep Q-learning)", "run": run.name, **settings},
-            "hardware": hardware(),
-            "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
-        }
-        (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        training = {"kit": "arena_bots.training.dqn_run (deep Q-learning)", "run": run.name, **settings}
+        roles = "pod 0 runner, pod 1 blocker" if stage == "team" else "both pods runners (one network)"
+        write_record(folder, name, model, get_game("csb"), checkpoint, training, roles=roles)
     shutil.copy(run / "curve.png", folder / "curve.png")
 
 
