@@ -60,20 +60,45 @@ def distance_to_next(races: physics.Races) -> np.ndarray:
     return np.hypot(cx - races.x, cy - races.y)
 
 
-class RunnerTrack:
-    """B endless races of four runners. `rows` holds the current (B, 4, 16) observations."""
+class Track:
+    """B races on seeded maps; `rows` holds the current (B, 4, 16) observations."""
 
-    def __init__(self, batch: int, seed: int, episode_turns: int = 300) -> None:
-        self.seed, self.episode_turns = seed, episode_turns
+    def __init__(self, batch: int, seed: int, endless: bool) -> None:
+        self.seed, self.endless = seed, endless
         self.resets = 0  # races started so far; race k uses seed (seed, k)
-        self.races = new_races(self.next_seeds(batch), endless=True)
-        self.timers = np.full((batch, 4), physics.TIMEOUT_TURNS)
+        self.races = new_races(self.next_seeds(batch), endless)
         self.rows = all_rows(self.races)
 
     def next_seeds(self, count: int) -> np.ndarray:
         seeds = [np.random.default_rng((self.seed, self.resets + k)).integers(2**31) for k in range(count)]
         self.resets += count
         return np.array(seeds, dtype=np.int64)
+
+    def restart(self, ended: np.ndarray, rows: np.ndarray) -> None:
+        """New races in the rows `ended` (indices), their observations written into `rows`."""
+        self.races.put(ended, new_races(self.next_seeds(ended.size), self.endless))
+        rows[ended] = all_rows(self.races.take(ended))
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything needed to continue identically (with `load`)."""
+        races = {f"races_{name}": value for name, value in vars(self.races).items()}
+        return {**races, "resets": np.array(self.resets)}
+
+    def load(self, state: dict[str, np.ndarray]) -> None:
+        self.races = physics.Races(
+            **{name.removeprefix("races_"): state[name] for name in state if name.startswith("races_")}
+        )
+        self.resets = int(state["resets"])
+        self.rows = all_rows(self.races)
+
+
+class RunnerTrack(Track):
+    """B endless races of four runners, each pod with its own timeout counter."""
+
+    def __init__(self, batch: int, seed: int, episode_turns: int = 300) -> None:
+        super().__init__(batch, seed, endless=True)
+        self.episode_turns = episode_turns
+        self.timers = np.full((batch, 4), physics.TIMEOUT_TURNS)
 
     def step(self, heads: np.ndarray) -> dict[str, np.ndarray]:
         """Play heads (B, 4, 2); the transitions of all 4B pods, flattened, then reset ended races."""
@@ -93,26 +118,20 @@ class RunnerTrack:
         }
         ended = np.flatnonzero(failed.any(axis=1) | (self.races.turn >= self.episode_turns))
         if ended.size:
-            self.races.put(ended, new_races(self.next_seeds(ended.size), endless=True))
+            self.restart(ended, next_rows)
             self.timers[ended] = physics.TIMEOUT_TURNS
-            next_rows[ended] = all_rows(self.races.take(ended))
         self.rows = next_rows
         return transitions
 
     def state(self) -> dict[str, np.ndarray]:
-        """Everything needed to continue identically (with `load`)."""
-        races = {f"races_{name}": value for name, value in vars(self.races).items()}
-        return {**races, "timers": self.timers, "resets": np.array(self.resets)}
+        return {**super().state(), "timers": self.timers}
 
     def load(self, state: dict[str, np.ndarray]) -> None:
-        self.races = physics.Races(
-            **{name.removeprefix("races_"): state[name] for name in state if name.startswith("races_")}
-        )
-        self.timers, self.resets = state["timers"], int(state["resets"])
-        self.rows = all_rows(self.races)
+        super().load(state)
+        self.timers = state["timers"]
 
 
-class BlockerTrack(RunnerTrack):
+class BlockerTrack(Track):
     """B real races: the team (its runner frozen, its blocker learning) against two frozen runners.
 
     Race k's team sits in seat k % 2. `step` takes the blocker's heads (B, 2) and returns the
@@ -120,11 +139,9 @@ class BlockerTrack(RunnerTrack):
     """
 
     def __init__(self, batch: int, seed: int, runner: Chooser) -> None:
-        self.seed, self.runner, self.resets = seed, runner, 0
-        self.races = new_races(self.next_seeds(batch), endless=False)
+        super().__init__(batch, seed, endless=False)
+        self.runner = runner
         self.seats = np.arange(batch) % 2
-        self.timers = np.zeros((batch, 4), dtype=np.int64)  # unused: real races end on their own
-        self.rows = all_rows(self.races)
 
     def blocker_pods(self) -> np.ndarray:
         """(B,) the pod index (0..3) of each race's blocker: its team's second pod."""
@@ -155,9 +172,7 @@ class BlockerTrack(RunnerTrack):
             "terminal": ended,
         }
         if ended.any():
-            rows_ended = np.flatnonzero(ended)
-            self.races.put(rows_ended, new_races(self.next_seeds(rows_ended.size), endless=False))
-            self.rows[rows_ended] = all_rows(self.races.take(rows_ended))
+            self.restart(np.flatnonzero(ended), self.rows)
         return transitions
 
     def state(self) -> dict[str, np.ndarray]:
