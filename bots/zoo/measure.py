@@ -10,6 +10,13 @@ settings, games, positions, wall time, hardware), and copies the run's curve.png
 `measure` plays the bars (evaluate.measure_bars) from the committed .onnx files alone and writes
 the results into the records and bots/zoo/<game>/bars.json. An entry point like the `arena`
 CLI, so it may import arena_platform (for fit_ratings).
+
+CSB's bots come from the DQN kit (`arena train dqn`), so `--game csb` publishes and measures them
+their own way: `publish` takes the run's first and middle runner checkpoints and its last runner
+checkpoint as dqn-csb-early, -middle and -final (runner-only bots: both pods race), and its last
+checkpoint as dqn-csb-team (runner+blocker); `measure` plays every bot against the house racer
+(the final one in 200 races, the others in 40) and the team against the final runner-only bot, in
+seat-swapped pairs through the platform's match loop (`GreedyPlayer` over ONNX Runtime).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
+from typing import Any
 
 ZOO = Path(__file__).resolve().parent
 STAGES = ("early", "middle", "final")
@@ -48,7 +56,6 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
     from arena_bots.export import export_bot
     from arena_bots.manifest import Manifest
     from arena_bots.training.networks import build_network
-    from arena_bots.validation import validate
     from arena_games.registry import get_game
 
     game = get_game(game_name)
@@ -73,20 +80,31 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
             c_puct=settings["selfplay"]["c_puct"],
         )
         model = export_bot(network, game, manifest, folder / f"{name}.onnx")
-        report = validate(model, game)
-        if not report.ok:
-            raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
-        record = {
-            "bot": name,
-            "file": f"{name}.onnx",
-            "bytes": len(model),
-            "checkpoint": checkpoint,
-            "training": {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings},
-            "hardware": hardware(),
-            "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
-        }
-        (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        training = {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings}
+        write_record(folder, name, model, game, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
+
+
+def write_record(
+    folder: Path, name: str, model: bytes, game: Any, checkpoint: dict, training: dict, **extra: str
+) -> None:
+    """Validates a published bot in full and writes its record `<name>.json` next to it."""
+    from arena_bots.validation import validate
+
+    report = validate(model, game)
+    if not report.ok:
+        raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
+    record = {
+        "bot": name,
+        "file": f"{name}.onnx",
+        "bytes": len(model),
+        **extra,
+        "checkpoint": checkpoint,
+        "training": training,
+        "hardware": hardware(),
+        "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
+    }
+    (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, league_pairs: int) -> None:
@@ -131,6 +149,100 @@ def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, l
     print(json.dumps({key: value for key, value in bars.items() if key != "games"}, indent=1))
 
 
+CSB_STAGES = (*STAGES, "team")
+
+
+def csb_bot_name(stage: str) -> str:
+    return f"dqn-csb-{stage}"
+
+
+def publish_csb(run: Path) -> None:
+    """The run's early / middle / final runner-only checkpoints and its last (runner+blocker) one."""
+    import torch
+
+    from arena_bots.training.dqn import CsbQNet
+    from arena_bots.training.dqn_run import export_network
+    from arena_games.registry import get_game
+
+    settings = json.loads((run / "config.json").read_text())["settings"]
+    checkpoints = json.loads((run / "progress.json").read_text())["checkpoints"]
+    runners = [c for c in checkpoints if c["phase"] == "runner"]
+    teams = [c for c in checkpoints if c["phase"] == "blocker"]
+    chosen = [runners[0], runners[len(runners) // 2], runners[-1], teams[-1] if teams else None]
+    folder = ZOO / "csb"
+    folder.mkdir(exist_ok=True)
+    for stage, checkpoint in zip(CSB_STAGES, chosen, strict=True):
+        if checkpoint is None:
+            continue
+        name = csb_bot_name(stage)
+        network = CsbQNet(settings["layers"], settings["width"], blocker=True)
+        network.load_state_dict(
+            torch.load(run / "checkpoints" / f"{checkpoint['name']}.pt", weights_only=True)
+        )
+        model = export_network(network, name, stage == "team", folder / f"{name}.onnx")
+        training = {"kit": "arena_bots.training.dqn_run (deep Q-learning)", "run": run.name, **settings}
+        roles = "pod 0 runner, pod 1 blocker" if stage == "team" else "both pods runners (one network)"
+        write_record(folder, name, model, get_game("csb"), checkpoint, training, roles=roles)
+    shutil.copy(run / "curve.png", folder / "curve.png")
+
+
+def measure_csb(final_pairs: int, other_pairs: int, seed: int = 2024) -> None:
+    """Every published CSB bot against the racer, and the team against the final runner-only bot."""
+    from arena_bots.players import GreedyPlayer, RacerPlayer
+    from arena_bots.runtime import InProcessSession
+    from arena_bots.training.evaluate import play_pairs, win_draw_loss
+    from arena_games.registry import get_game
+
+    game, folder = get_game("csb"), ZOO / "csb"
+    stages = [stage for stage in CSB_STAGES if (folder / f"{csb_bot_name(stage)}.json").exists()]
+    records = {stage: json.loads((folder / f"{csb_bot_name(stage)}.json").read_text()) for stage in stages}
+    players = {
+        stage: GreedyPlayer(
+            InProcessSession((folder / records[stage]["file"]).read_bytes()),
+            head_kind="q",
+            name=csb_bot_name(stage),
+        )
+        for stage in stages
+    }
+    racer = RacerPlayer()
+    games = []
+    for stage in stages:
+        pairs = final_pairs if stage == "final" else other_pairs
+        games += play_pairs(game, players[stage], racer, pairs, seed)
+    if "team" in players:
+        games += play_pairs(game, players["team"], players["final"], final_pairs, seed + 1)
+    versus_racer = {
+        csb_bot_name(stage): win_draw_loss(games, csb_bot_name(stage), "racer") for stage in stages
+    }
+    wins, _, losses = versus_racer[csb_bot_name("final")]
+    bars: dict = {
+        "seeds": f"play_pairs(seed={seed}) against the racer, seed={seed + 1} team vs final",
+        "versus_racer": versus_racer,
+        "final_wins_vs_racer": wins / (wins + losses),
+        "bar_final_beats_racer_90": wins >= 0.9 * (wins + losses),
+    }
+    if "team" in players:
+        team_wins, _, team_losses = win_draw_loss(games, csb_bot_name("team"), csb_bot_name("final"))
+        bars["team_vs_final"] = (team_wins, 0, team_losses)
+        bars["bar_team_beats_runner_only"] = team_wins > team_losses
+    (folder / "bars.json").write_text(
+        json.dumps({**bars, "games": [g.to_dict() for g in games]}, indent=1) + "\n"
+    )
+    for stage, record in records.items():
+        won, drawn, lost = versus_racer[csb_bot_name(stage)]
+        record["measured"] = {
+            "versus": "racer (the house heuristic racer), seat-swapped pairs, greedy Q-values",
+            "games_vs_racer": won + drawn + lost,
+            "wins": won,
+            "losses": lost,
+            "bars": {
+                key: value for key, value in bars.items() if key.startswith(("bar_", "team_vs", "final_"))
+            },
+        }
+        (folder / f"{csb_bot_name(stage)}.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(bars, indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bots/zoo/measure.py")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -147,7 +259,11 @@ def main() -> None:
     for command in (publishing, measuring):
         command.add_argument("--simulations", type=int, default=SIMULATIONS)
     args = parser.parse_args()
-    if args.command == "publish":
+    if args.game == "csb":
+        publish_csb(args.run) if args.command == "publish" else measure_csb(
+            args.uct_pairs, args.league_pairs * 2
+        )
+    elif args.command == "publish":
         publish(args.game, args.run, args.simulations)
     else:
         measure(args.game, args.simulations, args.uct_pairs, args.duel_pairs, args.league_pairs)

@@ -1,4 +1,5 @@
-"""Training kits (ARCHITECTURE §3): AlphaZero self-play for the one-head board games.
+"""Training kits (ARCHITECTURE §3): AlphaZero self-play for the one-head board games, and deep
+Q-learning for Coders Strike Back (seed 000).
 
 PyTorch is an optional extra (`arena[train]`) and is imported only inside this subpackage, so
 `import arena_bots` never needs it. The modules, in the order of the loop:
@@ -9,4 +10,8 @@ PyTorch is an optional extra (`arena[train]`) and is imported only inside this s
   trainer    policy cross-entropy + value MSE on minibatches from the buffer
   evaluate   checkpoint tournaments against each other and the house bots, ratings and the plot
   run        the resumable loop and `train_alphazero`, the function the CLI calls
+The DQN kit (`arena train dqn --game csb`):
+  dqn        per-role Q-networks (angle and thrust heads), replay memory, epsilon, double-DQN update
+  racing     batched CSB environments on the vectorised physics, with the seed's rewards
+  dqn_run    the resumable loop, checkpoints evaluated against the house racer, `train_dqn`
 """

@@ -1,7 +1,9 @@
 """`arena train alphazero --game bobail --hours 1 --out runs/bobail-az [options]`: the training kit,
 offline; and `arena train start|list|show|pause|resume|cancel`: training sessions on a server.
 
-Running `alphazero` again with the same --out resumes the run (the run's saved settings win over
+`arena train dqn --game csb --hours 1 --out runs/csb-dqn`: the DQN kit (Coders Strike Back only).
+
+Running `alphazero` or `dqn` again with the same --out resumes the run (the run's saved settings win over
 the options, which only shape new runs). PyTorch is the optional extra `train`
 (`pip install -e ".[train]"`, which pins torch==2.13.0); the session commands need only a server
 with a training worker (`arena worker --queues training`) and your API token.
@@ -44,6 +46,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     alphazero.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     alphazero.set_defaults(run=_run_alphazero)
     _add_session_commands(train)
+    _add_dqn(train)
 
 
 SESSION_OPTIONS: dict[str, tuple[type, str]] = {
@@ -179,4 +182,26 @@ def _run_alphazero(args: argparse.Namespace) -> int:
         fit_ratings=fit_ratings,
         progress=not args.no_progress,
     )
+    return 0
+
+
+def _add_dqn(train: argparse._SubParsersAction) -> None:
+    dqn = train.add_parser("dqn", help="deep Q-learning of CSB runner and blocker pods (resumable)")
+    dqn.add_argument("--game", required=True, choices=["csb"])
+    dqn.add_argument("--out", required=True, type=Path, help="the run folder, e.g. runs/csb-dqn")
+    dqn.add_argument("--hours", type=float, help="wall-clock budget of this invocation")
+    dqn.add_argument("--max-steps", type=int, help="stop at this many environment steps")
+    dqn.add_argument("--seed", type=int, help="the run's seed (new runs only)")
+    dqn.set_defaults(run=_run_dqn)
+
+
+def _run_dqn(args: argparse.Namespace) -> int:
+    if args.hours is None and args.max_steps is None:
+        raise UsageError("say how long to train: --hours H and/or --max-steps N")
+    try:
+        from arena_bots.training.dqn_run import DqnSettings, train_dqn
+    except ImportError as error:
+        raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
+    settings = DqnSettings() if args.seed is None else DqnSettings(seed=args.seed)
+    train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=settings)
     return 0
