@@ -20,6 +20,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
+from typing import Any
 
 ZOO = Path(__file__).resolve().parent
 STAGES = ("early", "middle", "final")
@@ -42,13 +43,33 @@ def hardware() -> str:
     return f"{model}; {os.cpu_count()} cores shared with other work; 1 thread per training process; no GPU"
 
 
+def write_record(
+    folder: Path, name: str, model: bytes, game: Any, checkpoint: dict[str, Any], training: dict[str, Any]
+) -> None:
+    """Validates the bot `model` in full (SystemExit if it fails) and writes its record <name>.json."""
+    from arena_bots.validation import validate
+
+    report = validate(model, game)
+    if not report.ok:
+        raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
+    record = {
+        "bot": name,
+        "file": f"{name}.onnx",
+        "bytes": len(model),
+        "checkpoint": checkpoint,
+        "training": training,
+        "hardware": hardware(),
+        "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
+    }
+    (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
 def publish(game_name: str, run: Path, simulations: int) -> None:
     import torch
 
     from arena_bots.export import export_bot
     from arena_bots.manifest import Manifest
     from arena_bots.training.networks import build_network
-    from arena_bots.validation import validate
     from arena_games.registry import get_game
 
     game = get_game(game_name)
@@ -73,19 +94,8 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
             c_puct=settings["selfplay"]["c_puct"],
         )
         model = export_bot(network, game, manifest, folder / f"{name}.onnx")
-        report = validate(model, game)
-        if not report.ok:
-            raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
-        record = {
-            "bot": name,
-            "file": f"{name}.onnx",
-            "bytes": len(model),
-            "checkpoint": checkpoint,
-            "training": {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings},
-            "hardware": hardware(),
-            "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
-        }
-        (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        training = {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings}
+        write_record(folder, name, model, game, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
 
 

@@ -20,7 +20,7 @@ import json
 import shutil
 from pathlib import Path
 
-from measure import STAGES, ZOO, hardware
+from measure import STAGES, ZOO, write_record
 
 GAME_NAME = "smash"
 BAR = 0.9  # the final bot's share of wins against the chain bot
@@ -36,7 +36,6 @@ def publish(run: Path, final: str | None) -> None:
     from arena_bots.export import export_bot
     from arena_bots.manifest import Manifest
     from arena_bots.training.actor_critic import ActorCriticSettings, build_network
-    from arena_bots.validation import validate
     from arena_games.smash import GAME
 
     settings = json.loads((run / "config.json").read_text())["settings"]
@@ -56,19 +55,8 @@ def publish(run: Path, final: str | None) -> None:
             game=GAME_NAME, game_version=GAME.spec.version, name=name, player="greedy", value="sigmoid"
         )
         model = export_bot(network, GAME, manifest, folder / f"{name}.onnx")
-        report = validate(model, GAME)
-        if not report.ok:
-            raise SystemExit(f"{name} fails validation: {report.code}: {report.message}")
-        record = {
-            "bot": name,
-            "file": f"{name}.onnx",
-            "bytes": len(model),
-            "checkpoint": checkpoint,
-            "training": {"kit": "arena_bots.training.actor_critic (V-trace)", "run": run.name, **settings},
-            "hardware": hardware(),
-            "validation": {"ok": report.ok, "latency": [latency.to_dict() for latency in report.latency]},
-        }
-        (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        training = {"kit": "arena_bots.training.actor_critic (V-trace)", "run": run.name, **settings}
+        write_record(folder, name, model, GAME, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
 
 

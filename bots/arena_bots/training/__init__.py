@@ -1,7 +1,8 @@
-"""Training kits (ARCHITECTURE §3): AlphaZero self-play for the one-head board games.
+"""Training kits (ARCHITECTURE §3): AlphaZero self-play for the one-head board games, and the
+actor-critic (V-trace) kit for Smash the Code.
 
 PyTorch is an optional extra (`arena[train]`) and is imported only inside this subpackage, so
-`import arena_bots` never needs it. The modules, in the order of the loop:
+`import arena_bots` never needs it. The AlphaZero modules, in the order of the loop:
   networks   the residual towers (Bobail, Pente) that export to the bot contract
   selfplay   batched self-play games through the project's MCTS, with their training targets
   augment    the board symmetries of a game, applied to encoded positions and policy targets
@@ -9,4 +10,8 @@ PyTorch is an optional extra (`arena[train]`) and is imported only inside this s
   trainer    policy cross-entropy + value MSE on minibatches from the buffer
   evaluate   checkpoint tournaments against each other and the house bots, ratings and the plot
   run        the resumable loop and `train_alphazero`, the function the CLI calls
+The actor-critic kit (seed 003):
+  environments  parallel Smash games stepped in batches, against the chain bot and in self-play
+  vtrace        one-step and n-step V-trace targets and the actor-critic loss with its entropy bonus
+  actor_critic  the resumable loop and `train_actor_critic` (networks.TwoTowerNet is its network)
 """
