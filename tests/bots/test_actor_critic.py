@@ -4,6 +4,7 @@ an exact resume, and the exported bot validated and playing Smash the Code as ea
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -148,3 +149,18 @@ def test_the_exported_bot_validates_and_plays_smash_as_each_player_kind(player):
     assert result.forfeit is None
     assert result.final_state.turn >= 1
     assert GAME.to_move(result.final_state) == ()
+
+
+def test_the_cli_trains_and_resumes_a_run_and_refuses_one_without_a_budget(tmp_path, capsys):
+    from arena_platform import cli
+
+    train = ["train", "actor-critic", "--game", "smash", "--out", str(tmp_path / "run")]
+    assert cli.main(train) != 0
+    assert "--hours" in capsys.readouterr().err
+    shape = ["--blocks", "1", "--filters", "16", "--against-chain", "1", "--self-play", "1"]
+    tiny = [*shape, "--segment-steps", "2", "--iterations", "1", "--eval-pairs", "1", "--n-step", "2"]
+    assert cli.main([*train, "--max-segments", "1", *tiny]) == 0
+    assert "checkpoint smash-ac-seg00001" in capsys.readouterr().out
+    assert (tmp_path / "run" / "checkpoints" / "smash-ac-seg00001.onnx").exists()
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())["settings"]
+    assert (saved["blocks"], saved["vtrace"]["steps"]) == (1, 2)
