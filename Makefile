@@ -40,6 +40,7 @@ bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/engines.py
 	$(BIN)/python bench/csb.py
 	$(BIN)/python bench/smash.py
+	$(BIN)/python bench/actor_critic.py
 	$(BIN)/python bench/host.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/worker.py

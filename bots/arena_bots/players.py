@@ -169,29 +169,41 @@ class ChainPlayer:
             return [
                 Decision(action=None, fault=f"the {self.name} house bot plays only Smash the Code")
             ] * len(requests)
-        return [Decision(action=(int(np.argmax(self.values(r.state, r.player))),)) for r in requests]
+        values = self.values_many(
+            np.stack(
+                [smash_batch.well_array(r.state.wells[r.player], r.state.config.width) for r in requests]
+            ),
+            np.array([r.state.pairs[r.state.turn] for r in requests]),
+        )
+        return [Decision(action=(int(action),)) for action in np.argmax(values, axis=1)]
 
     def values(self, state: smash_rules.SmashState, player: int) -> np.ndarray:
         """float64 (placements,): each placement's value for `player` as above; -inf where illegal."""
-        well, width = state.wells[player], state.config.width
-        actions = np.flatnonzero(smash_rules.legal_placements(well))
-        wells = np.repeat(smash_batch.well_array(well, width)[None], actions.size, axis=0)
-        landed = smash_batch.place_many(wells, np.tile(state.pairs[state.turn], (actions.size, 1)), actions)
-        points, _ = smash_batch.resolve_many(wells, landed)
-        height = smash_batch.heights(wells)  # (k, width)
+        well = smash_batch.well_array(state.wells[player], state.config.width)
+        return self.values_many(well[None], np.array([state.pairs[state.turn]]))[0]
+
+    def values_many(self, wells: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """float64 (m, placements): `values` for m wells at once (int8 (m, HEIGHT, width), the batched
+        engine's layout, row 0 the bottom) and their pairs to place (int (m, 2)); one chain loop."""
+        width = wells.shape[-1]
+        game, actions = np.nonzero(smash_batch.legal(wells))
+        placed = wells[game].copy()
+        landed = smash_batch.place_many(placed, pairs[game], actions)
+        points, _ = smash_batch.resolve_many(placed, landed)
+        height = smash_batch.heights(placed)  # (k, width)
         # One more block of each colour in each column with room: wells (k, width, colours, H, W).
-        shape = (actions.size, width, smash_rules.COLOURS, *wells.shape[1:])
-        probes = np.broadcast_to(wells[:, None, None], shape).copy()
+        shape = (actions.size, width, smash_rules.COLOURS, *placed.shape[1:])
+        probes = np.broadcast_to(placed[:, None, None], shape).copy()
         k, x, c = np.nonzero(np.broadcast_to((height < smash_rules.HEIGHT)[:, :, None], shape[:3]))
         probes[k, x, c, height[k, x], x] = c + 1
         added = np.zeros(shape, dtype=bool)
         added[k, x, c, height[k, x], x] = True
         potential, _ = smash_batch.resolve_many(
-            probes.reshape(-1, *wells.shape[1:]), added.reshape(-1, *wells.shape[1:])
+            probes.reshape(-1, *placed.shape[1:]), added.reshape(-1, *placed.shape[1:])
         )
         danger = np.maximum(height.max(axis=1) - self.safe_height, 0)
-        values = np.full(len(smash_rules.placements(width)), -np.inf)
-        values[actions] = (
+        values = np.full((wells.shape[0], len(smash_rules.placements(width))), -np.inf)
+        values[game, actions] = (
             points
             + self.potential_weight * potential.reshape(actions.size, -1).max(axis=1)
             - self.height_penalty * danger

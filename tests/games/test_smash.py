@@ -15,7 +15,7 @@ import pytest
 from arena_games.api import BadConfig, BadStateDict, IllegalAction
 from arena_games.conformance import check_game
 from arena_games.smash import GAME, SPEC, make_game, playouts, rules
-from arena_games.smash.encoding import encode
+from arena_games.smash.encoding import encode, encode_many
 from arena_games.smash.render import render, view
 
 DATA = Path(__file__).parent / "data"
@@ -389,6 +389,17 @@ def test_the_inputs_are_the_wells_and_the_pieces_as_planes_from_the_movers_side(
     assert pieces[20].max() == pieces[20].min() == 0.5
     assert not pieces[21].any()
     assert theirs["pieces"][21].min() == 0.5
+
+
+def test_the_batched_encoding_gives_each_games_planes_as_encode_does():
+    states = [before for before, _, _ in random_games(range(3))][::7]
+    batch = playouts.pack(states)
+    players = np.arange(len(states)) % 2
+    pairs = batch.pairs[np.arange(len(states))[:, None], batch.turns[:, None] + np.arange(2)]
+    many = encode_many(batch.cells, pairs, batch.unsent, players)
+    for row, (state, player) in enumerate(zip(states, players, strict=True)):
+        for name, planes in encode(state, int(player)).items():
+            assert np.array_equal(many[name][row], planes), (row, name)
 
 
 def test_the_view_decodes_each_legal_placement_for_the_seats():

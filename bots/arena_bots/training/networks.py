@@ -136,3 +136,67 @@ def build_network(spec: GameSpec, blocks: int = 4, filters: int = 32) -> AlphaZe
 
 def parameter_count(module: nn.Module) -> int:
     return sum(parameter.numel() for parameter in module.parameters())
+
+
+class TwoTowerNet(nn.Module):
+    """Seed 003's actor-critic network for Smash the Code, scaled for a CPU.
+
+    forward(own, opponent, pieces) -> (policy logits (n, A), value (n,) in (0, 1): P(the mover wins)).
+    own, opponent: float32 (n, C, H, W) wells; pieces: float32 (n, P, H, W) constant planes
+    (`arena_games.smash.encoding`). As in the seed: a residual tower over the own well (`blocks`
+    blocks of `filters`), a shallow one over the opponent's (blocks // 2, at least 1, of
+    filters // 2) ending in a 1x1 convolution to 2 planes, and the pieces and meters through a 1x1
+    convolution to 3 planes with tanh; the three are concatenated, then
+        policy: 1x1 conv to 4 planes, flatten, batch norm, ReLU, dense to A logits
+        value:  1x1 conv to 2 planes, flatten, batch norm, ReLU, dense to 1, sigmoid.
+    One change from the seed: the pieces planes also enter the own tower's stem, so the tower can
+    see where this turn's pair fits (the seed joined them only after the tower).
+    """
+
+    def __init__(
+        self,
+        well_shape: tuple[int, int, int],
+        piece_planes: int,
+        actions: int,
+        blocks: int = 2,
+        filters: int = 32,
+    ) -> None:
+        super().__init__()
+        channels, height, width = well_shape
+        shallow = max(filters // 2, 16)
+        self.own = nn.Sequential(
+            nn.Conv2d(channels + piece_planes, filters, 3, padding=1, bias=False),
+            nn.BatchNorm2d(filters),
+            nn.ReLU(),
+            *(ResidualBlock(filters) for _ in range(blocks)),
+        )
+        self.opponent = nn.Sequential(
+            nn.Conv2d(channels, shallow, 3, padding=1, bias=False),
+            nn.BatchNorm2d(shallow),
+            nn.ReLU(),
+            *(ResidualBlock(shallow) for _ in range(max(blocks // 2, 1))),
+            nn.Conv2d(shallow, 2, 1),
+        )
+        self.pieces = nn.Sequential(nn.Conv2d(piece_planes, 3, 1), nn.Tanh())
+        joined = filters + 2 + 3
+        self.policy = _flat_head(joined, 4, height * width, actions)
+        self.value = nn.Sequential(_flat_head(joined, 2, height * width, 1), nn.Sigmoid())
+
+    def forward(
+        self, own: torch.Tensor, opponent: torch.Tensor, pieces: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        joined = torch.cat(
+            [self.own(torch.cat([own, pieces], dim=1)), self.opponent(opponent), self.pieces(pieces)], dim=1
+        )
+        return self.policy(joined), self.value(joined).squeeze(1)
+
+
+def _flat_head(channels: int, planes: int, cells: int, outputs: int) -> nn.Sequential:
+    """1x1 conv to `planes`, flatten, batch norm, ReLU, dense to `outputs` (the seed's heads)."""
+    return nn.Sequential(
+        nn.Conv2d(channels, planes, 1),
+        nn.Flatten(),
+        nn.BatchNorm1d(planes * cells),
+        nn.ReLU(),
+        nn.Linear(planes * cells, outputs),
+    )

@@ -65,3 +65,25 @@ def encode(state: SmashState, player: int) -> dict[str, np.ndarray]:
         "opponent": well_planes(state.wells[1 - player]),
         "pieces": pieces,
     }
+
+
+def encode_many(
+    cells: np.ndarray, pairs: np.ndarray, unsent: np.ndarray, player: np.ndarray
+) -> dict[str, np.ndarray]:
+    """`encode` for many games of the batched engine at once (`playouts.Batch` rows), float32 (n, ...).
+
+    cells int8 (n, 2, HEIGHT, width), row 0 the BOTTOM (EMPTY -1, SKULL 0, colours 1..5);
+    pairs int (n, 2, 2): this turn's pair and the next one; unsent int (n, 2); player int (n,):
+    whose point of view per game. The same planes as `encode` gives for each game's state."""
+    rows = np.arange(cells.shape[0])
+    player = np.asarray(player)
+    values = np.arange(WELL_PLANES, dtype=np.int8)[None, :, None, None]
+    own = cells[rows, player][:, None, ::-1] == values  # flip: plane row 0 is the top
+    opponent = cells[rows, 1 - player][:, None, ::-1] == values
+    n, width = cells.shape[0], cells.shape[-1]
+    pieces = np.zeros((n, PIECE_PLANES, HEIGHT, width), dtype=np.float32)
+    slots = pairs.reshape(n, 4).astype(np.intp)
+    pieces[rows[:, None], np.arange(4) * COLOURS + slots - 1] = 1.0
+    pieces[:, MY_METER] = (unsent[rows, player] / POINTS_PER_LINE)[:, None, None]
+    pieces[:, THEIR_METER] = (unsent[rows, 1 - player] / POINTS_PER_LINE)[:, None, None]
+    return {"own": own.astype(np.float32), "opponent": opponent.astype(np.float32), "pieces": pieces}

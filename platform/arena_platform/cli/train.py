@@ -47,6 +47,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     alphazero.set_defaults(run=_run_alphazero)
     _add_session_commands(train)
     _add_dqn(train)
+    _add_actor_critic(train)
 
 
 SESSION_OPTIONS: dict[str, tuple[type, str]] = {
@@ -204,4 +205,44 @@ def _run_dqn(args: argparse.Namespace) -> int:
         raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
     settings = DqnSettings() if args.seed is None else DqnSettings(seed=args.seed)
     train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=settings)
+
+
+AC_OPTIONS = {
+    "blocks": (int, "residual blocks of the own well's tower"),
+    "filters": (int, "convolution filters of that tower (multiples of 16 are fast on a CPU)"),
+    "against-chain": (int, "games played against the chain house bot at once"),
+    "self-play": (int, "self-play games played at once (two learner seats each)"),
+    "segment-steps": (int, "turns per segment in phase 1 (lanes x steps = positions per segment)"),
+    "iterations": (int, "passes over each segment (the seed: 1 on-policy + 5 near-on-policy)"),
+    "minibatch": (int, "positions per gradient step"),
+    "n-step": (int, "V-trace steps (1: one-step)"),
+    "phase-two-at": (int, "segments before the seed's phase 2 (lr x 0.7, entropy 0.001)"),
+    "imitation-segments": (int, "first segments that also imitate the chain bot (a kick-start)"),
+    "checkpoint-every": (int, "segments between checkpoints"),
+    "eval-pairs": (int, "seat-swapped pairs against the chain bot per checkpoint"),
+    "seed": (int, "the run's seed"),
+    "learning-rate": (float, "Adam's learning rate in phase 1"),
+}
+
+
+def _add_actor_critic(train: argparse._SubParsersAction) -> None:
+    kit = train.add_parser("actor-critic", help="actor-critic (V-trace) self-play and chain-bot training")
+    kit.add_argument("--game", required=True, choices=["smash"], help="the kit's game (Smash the Code)")
+    kit.add_argument("--out", required=True, type=Path, help="the run folder, e.g. runs/smash-ac")
+    kit.add_argument("--hours", type=float, help="wall-clock budget of this invocation")
+    kit.add_argument("--max-segments", type=int, help="stop once the run has this many segments")
+    for option, (kind, meaning) in AC_OPTIONS.items():
+        kit.add_argument(f"--{option}", type=kind, help=f"{meaning} (new runs only)")
+    kit.set_defaults(run=_run_actor_critic)
+
+
+def _run_actor_critic(args: argparse.Namespace) -> int:
+    if args.hours is None and args.max_segments is None:
+        raise UsageError("say how long to train: --hours H and/or --max-segments N")
+    try:
+        from arena_bots.training.actor_critic import settings_with, train_actor_critic
+    except ImportError as error:
+        raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
+    given = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in AC_OPTIONS}
+    train_actor_critic(args.out, args.hours, max_segments=args.max_segments, settings=settings_with(**given))
     return 0
