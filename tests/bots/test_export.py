@@ -25,7 +25,8 @@ SPEC = GameSpec(
     heads={"cell": 9, "power": 4},
     max_length=10,
 )
-MANIFEST = Manifest(game="duo", game_version=2, name="Duo net", player="mcts", simulations=64, c_puct=2.0)
+# Two heads: played by sampling (tree search plays one-head games only); the value output is optional.
+MANIFEST = Manifest(game="duo", game_version=2, name="Duo net", player="sample", simulations=64, c_puct=2.0)
 
 
 def spec_only(spec: GameSpec) -> Game:
@@ -99,10 +100,11 @@ def test_a_greedy_network_without_a_value() -> None:
     assert [output.name for output in model.graph.output] == ["policy_cell", "policy_power"]
 
 
-def test_an_mcts_network_without_a_value_is_refused() -> None:
+def test_tree_search_over_two_heads_is_refused() -> None:
+    manifest = dataclasses.replace(MANIFEST, player="mcts")
     with pytest.raises(ContractError) as caught:
-        export_bot(DuoNet(with_value=False), spec_only(SPEC), MANIFEST)
-    assert caught.value.code == "outputs_mismatch"
+        export_bot(DuoNet(), spec_only(SPEC), manifest)
+    assert caught.value.code == "player_unsupported"
 
 
 def test_training_mode_is_restored() -> None:

@@ -205,6 +205,7 @@ def _run_dqn(args: argparse.Namespace) -> int:
         raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
     settings = DqnSettings() if args.seed is None else DqnSettings(seed=args.seed)
     train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=settings)
+    return 0
 
 
 AC_OPTIONS = {
