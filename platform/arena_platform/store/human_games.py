@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
+from arena_bots.pairs import first_seat_score
 from arena_games.replay import Replay
 from arena_platform.models import HumanGame, utc_now
 
@@ -39,9 +41,8 @@ def record_new_game(
         human_seat=human_seat,
         simulations=simulations,
         key_sha256=key_digest(key),
-        replay={},
+        **_columns_of(replay, human_seat),
     )
-    _set_replay(game, replay)
     session.add(game)
     session.commit()
     session.refresh(game)
@@ -55,18 +56,10 @@ def get_game(session: Session, *, game_id: int) -> HumanGame | None:
 def record_move(session: Session, *, game: HumanGame, replay: Replay) -> bool:
     """Saves `replay` as the game's new state if nobody moved since `game` was read (its `ply` is
     still the stored one); False, saving nothing, when someone did. Commits."""
-    moved = HumanGame(**game.model_dump(exclude={"replay"}), replay={})
-    _set_replay(moved, replay)
     result = session.execute(
         update(HumanGame)
         .where(col(HumanGame.id) == game.id, col(HumanGame.ply) == game.ply)
-        .values(
-            ply=moved.ply,
-            status=moved.status,
-            human_score=moved.human_score,
-            replay=moved.replay,
-            updated_at=utc_now(),
-        )
+        .values(**_columns_of(replay, game.human_seat), updated_at=utc_now())
     )
     session.commit()
     return result.rowcount == 1
@@ -83,14 +76,13 @@ def recent_games(session: Session, *, bot_id: int, limit: int) -> Sequence[Human
     return session.exec(query).all()
 
 
-def _set_replay(game: HumanGame, replay: Replay) -> None:
-    """Sets the row's replay and what follows from it: ply, status and the person's score."""
-    game.replay = replay.to_dict()
-    game.ply = len(replay.steps)
-    game.status = OVER if replay.end_reason else PLAYING
-    game.human_score = _score(replay.returns[game.human_seat]) if replay.end_reason else None
-
-
-def _score(human_return: float) -> float:
-    """A return (+1 win, 0 draw, -1 loss) as a score (1, 0.5, 0)."""
-    return 1.0 if human_return > 0 else 0.0 if human_return < 0 else 0.5
+def _columns_of(replay: Replay, human_seat: int) -> dict[str, Any]:
+    """The row's replay and what follows from it: ply, status and the person's score."""
+    over = bool(replay.end_reason)
+    score = first_seat_score(replay.returns) if over else None
+    return {
+        "replay": replay.to_dict(),
+        "ply": len(replay.steps),
+        "status": OVER if over else PLAYING,
+        "human_score": None if score is None else (score if human_seat == 0 else 1.0 - score),
+    }
