@@ -114,9 +114,7 @@ async def start_game(
     """The new game (after the bot's first moves when it starts) and its key."""
     address = client_address(http)
     services.rates.human_games_by_address.check(address, what="games against bots per hour from one address")
-    services.rates.human_moves_by_address.check(
-        address, what="moves against bots per minute from one address"
-    )
+    _count_move(services, address)  # the bot may open: starting costs a move
     bot, ladder = await run_in_threadpool(playable_bot, session, bot_id)
     game = get_game(ladder.game)
     seed = body.seed if body.seed is not None else secrets.randbelow(2**31)
@@ -196,9 +194,7 @@ async def play_move(
 ) -> HumanGameView:
     """The game after your move and the bot's answer. 422 `illegal_action` for a move the rules
     forbid, 409 `game_over`, `not_your_turn` or `moved_on` (the game changed since `ply`)."""
-    services.rates.human_moves_by_address.check(
-        client_address(http), what="moves against bots per minute from one address"
-    )
+    _count_move(services, client_address(http))
     row = await run_in_threadpool(_held, session, game_id, key)
     if body.ply is not None and body.ply != row.ply:
         raise _moved_on(row)
@@ -251,6 +247,12 @@ def human_game_frames(game_id: HumanGameId, session: SessionDep) -> GameFrames:
 def _bot_and_game(session: Session, row: HumanGame) -> tuple[Bot, Game]:
     bot, ladder = playable_bot(session, row.bot_id)
     return bot, get_game(ladder.game)
+
+
+def _count_move(services: Services, address: str) -> None:
+    """Counts a move the bot answers against the address's allowance (429 past it)."""
+    allowance = "moves against bots per minute from one address"
+    services.rates.human_moves_by_address.check(address, what=allowance)
 
 
 def _bot_move(services: Services, bot: Bot, game: Game, simulations: int) -> human_play.BotMove:
