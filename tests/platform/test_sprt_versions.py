@@ -9,6 +9,7 @@ import threading
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from played import placeholder_game
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
@@ -22,7 +23,7 @@ from arena_platform.sprt import pentanomial_from_points, sprt, wald_bounds
 from arena_platform.store import bots, sprt_tests, users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import create_pairings
-from arena_platform.store.results import PlayedGame, record_pairing
+from arena_platform.store.results import record_pairing
 from arena_platform.store.scheduling import schedule_round
 
 QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
@@ -64,19 +65,6 @@ def quick_versions(engine: Engine) -> tuple[Ladder, int, int]:
     return _versions(engine, QUICK)
 
 
-def _game(index: int, first: int, second: int, score: float) -> PlayedGame:
-    return PlayedGame(
-        index=index,
-        first_bot_id=first,
-        second_bot_id=second,
-        score=score,
-        end_reason="test",
-        forfeit_seat=None,
-        steps=1,
-        replay_sha256="0" * 64,
-    )
-
-
 def _record(engine: Engine, ladder: Ladder, a: int, b: int, a_points: list[float]) -> int:
     """Books and records one pairing a-b whose games give `a` these points in turn (a first in even
     games); returns the pairing's id."""
@@ -84,7 +72,7 @@ def _record(engine: Engine, ladder: Ladder, a: int, b: int, a_points: list[float
         (pairing,) = create_pairings(db, ladder=ladder, pairs=[(a, b)], redelivery_seconds=60)
         db.commit()
         games = [
-            _game(k, a, b, points) if k % 2 == 0 else _game(k, b, a, 1.0 - points)
+            placeholder_game(k, a, b, points) if k % 2 == 0 else placeholder_game(k, b, a, 1.0 - points)
             for k, points in enumerate(a_points)
         ]
         assert record_pairing(db, pairing=pairing, games=games)
@@ -179,7 +167,7 @@ def test_a_re_recorded_pairing_counts_nothing_twice(engine, versions):
     pairing_id = _record(engine, ladder, second, first, [1.0, 0.5])
     with session(engine) as db:
         pairing = db.get(Pairing, pairing_id)
-        games = [_game(0, second, first, 1.0), _game(1, first, second, 0.5)]
+        games = [placeholder_game(0, second, first, 1.0), placeholder_game(1, first, second, 0.5)]
         assert not record_pairing(db, pairing=pairing, games=games)  # marked done already
         db.exec(update(Pairing).where(col(Pairing.id) == pairing_id).values(status="running"))
         db.commit()
@@ -223,7 +211,10 @@ def test_concurrent_recordings_of_one_test_add_up(engine, versions):
             with session(engine) as db:
                 pairing = db.get(Pairing, pairing_id)
                 points = (pairing_id % 3) / 2  # the new version's points in each game
-                games = [_game(0, second, first, points), _game(1, first, second, 1.0 - points)]
+                games = [
+                    placeholder_game(0, second, first, points),
+                    placeholder_game(1, first, second, 1.0 - points),
+                ]
                 assert record_pairing(db, pairing=pairing, games=games)
 
     threads = [threading.Thread(target=recorder, args=(ids[half::2],)) for half in (0, 1)]
@@ -350,7 +341,10 @@ def test_a_recording_waits_for_an_open_recording_of_the_same_test(engine, versio
         (pairing,) = create_pairings(db, ladder=ladder, pairs=[(second, first)], redelivery_seconds=60)
         db.commit()
         other_id = pairing.id
-    wins = [_game(0, second, first, 1.0), _game(1, first, second, 0.0)]  # a pair of 2 for the new
+    wins = [
+        placeholder_game(0, second, first, 1.0),
+        placeholder_game(1, first, second, 0.0),
+    ]  # a pair of 2 for the new
     with session(engine) as held:
         assert sprt_tests.add_pairing(held, bot_a_id=second, bot_b_id=first, games=wins) is not None
         held.flush()  # the first recording holds the test row, not yet committed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from played import placeholder_game
 from playwright.sync_api import expect
 
 from arena_bots.manifest import Manifest
@@ -13,7 +14,7 @@ from arena_platform.db import session
 from arena_platform.models import Bot, Ladder
 from arena_platform.store import bots, sprt_tests
 from arena_platform.store.pairings import create_pairings
-from arena_platform.store.results import PlayedGame, record_pairing
+from arena_platform.store.results import record_pairing
 
 QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
 LIVE_MS = 15_000  # the page refreshes a running test every 5 s
@@ -26,19 +27,7 @@ def _record_pair(site, new_id: int, old_id: int, new_points: tuple[float, float]
         (pairing,) = create_pairings(db, ladder=ladder, pairs=[(new_id, old_id)], redelivery_seconds=60)
         db.commit()
         seats = ((new_id, old_id, new_points[0]), (old_id, new_id, 1.0 - new_points[1]))
-        games = [
-            PlayedGame(
-                index=index,
-                first_bot_id=first,
-                second_bot_id=second,
-                score=score,
-                end_reason="test",
-                forfeit_seat=None,
-                steps=1,
-                replay_sha256="0" * 64,
-            )
-            for index, (first, second, score) in enumerate(seats)
-        ]
+        games = [placeholder_game(index, *seat) for index, seat in enumerate(seats)]
         assert record_pairing(db, pairing=pairing, games=games)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from played import placeholder_game
 from sqlalchemy import Engine, update
 from sqlmodel import col, func, select
 
@@ -265,7 +266,7 @@ def test_pair_counts_add_up_concurrent_recordings_of_one_pair_exactly_once(engin
             with session(engine) as db:
                 pairing = db.get(Pairing, pairing_id)
                 score = (pairing_id % 3) / 2  # 0, 0.5 or 1 for random in the first seat
-                games = [_played(0, random, uct, score), _played(1, uct, random, 1 - score)]
+                games = [placeholder_game(0, random, uct, score), placeholder_game(1, uct, random, 1 - score)]
                 assert record_pairing(db, pairing=pairing, games=games)
                 assert not record_pairing(db, pairing=pairing, games=games)  # a re-delivery adds nothing
 
@@ -287,19 +288,6 @@ def test_pair_counts_add_up_concurrent_recordings_of_one_pair_exactly_once(engin
         recount_pairs(db, ladder_id=counted.ladder_id)
         db.expire_all()
         assert db.exec(select(PairCount)).one().model_dump() == incremental
-
-
-def _played(index: int, first: int, second: int, score: float) -> PlayedGame:
-    return PlayedGame(
-        index=index,
-        first_bot_id=first,
-        second_bot_id=second,
-        score=score,
-        end_reason="test",
-        forfeit_seat=None,
-        steps=1,
-        replay_sha256="0" * 64,
-    )
 
 
 def test_a_lease_taken_over_after_it_lapsed_still_counts_each_game_once(context, new_pairings):
