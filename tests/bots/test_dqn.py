@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -19,10 +21,11 @@ from arena_bots.training.dqn import (
     LearnSettings,
     ReplayMemory,
     greedy_heads,
+    load_runner,
     random_heads,
 )
 from arena_bots.training.dqn_run import DqnSettings, export_network, train_dqn
-from arena_bots.training.racing import CHECKPOINT_REWARD, TIMEOUT_REWARD, RunnerTrack
+from arena_bots.training.racing import CHECKPOINT_REWARD, TIMEOUT_REWARD, BlockerTrack, RunnerTrack, progress
 from arena_bots.validation import validate
 from arena_games.csb import playouts, rules
 from arena_games.registry import get_game
@@ -184,3 +187,59 @@ def test_arena_train_dqn_needs_a_budget_and_trains_csb_only(tmp_path, capsys):
     )
     assert (tmp_path / "run" / "config.json").exists()
     assert (tmp_path / "run" / "state.pt").exists()
+    missing = ["train", "dqn", "--game", "csb", "--out", str(tmp_path / "r2"), "--hours", "1"]
+    assert cli.main([*missing, "--runner-from", str(tmp_path / "none.onnx")]) != 0
+    assert "no such file" in capsys.readouterr().err
+    assert cli.main([*missing, "--runner-from", str(tmp_path / "run" / "config.json")]) != 0
+    assert "not a readable ONNX model" in capsys.readouterr().err
+
+
+def test_progress_counts_passes_and_the_share_of_the_current_leg():
+    track = RunnerTrack(2, seed=1)
+    start = progress(track.races)
+    assert ((start >= 0) & (start < 0.2)).all()  # on the start line, the whole leg ahead
+    for _ in range(80):
+        racer = [playouts.racer_actions(track.races, player).reshape(2, 2, 2) for player in (0, 1)]
+        track.step(np.concatenate(racer, axis=1))
+    now = progress(track.races)
+    assert (track.races.passes >= 1).all()
+    assert (np.floor(now) == track.races.passes).all()
+
+
+def test_the_blocker_faces_the_racer_in_half_the_races_and_its_rewards_add_up_to_the_passes():
+    runner = CsbQNet(1, 8).runner
+    track = BlockerTrack(4, seed=2, runner=lambda rows: greedy_heads(runner, rows))
+    assert track.against_racer.tolist() == [True, True, False, False]
+    assert track.seats.tolist() == [0, 1, 0, 1]
+    total = np.zeros(4)
+    passes = np.zeros((4, 4))
+    for _ in range(60):
+        before = track.races.passes.copy()
+        step = track.step(track.guide_heads())  # the heuristic blocker drives every blocker
+        total += step["rewards"]
+        passes += track.races.passes - before
+        assert not step["terminal"].any()
+    races, seats = np.arange(4), track.seats
+    own, opponents = passes[races, 2 * seats], passes[races[:, None], 2 * (1 - seats)[:, None] + [0, 1]]
+    assert passes[:2, :].sum() > 0  # the racers got going
+    # the dense rewards sum to 50 per pass of the team's runner, less 50 per pass of the opponents'
+    # lead, up to the legs the pods are part-way along
+    assert np.all(np.abs(total - CHECKPOINT_REWARD * (own - opponents.max(axis=1))) <= 2 * CHECKPOINT_REWARD)
+
+
+def test_a_run_can_start_from_a_trained_runner(tmp_path):
+    torch.manual_seed(1)
+    trained = CsbQNet(1, 8, blocker=True)
+    export_network(trained, "runner-only", blocker=False, path=tmp_path / "runner.onnx")
+    fresh = CsbQNet(1, 8, blocker=True)
+    load_runner(fresh, tmp_path / "runner.onnx")
+    for name, value in trained.runner.state_dict().items():
+        assert torch.allclose(value, fresh.runner.state_dict()[name]), name
+    with pytest.raises(ValueError, match="do not fit"):
+        load_runner(CsbQNet(2, 8), tmp_path / "runner.onnx")
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="not a readable ONNX model"):
+        load_runner(fresh, tmp_path / "junk.onnx")
+    settings = dataclasses.replace(TINY, runner_from=str(tmp_path / "runner.onnx"), runner_steps=0)
+    result = train_dqn("csb", tmp_path / "run", max_steps=10, settings=settings)
+    assert result["checkpoints"][0]["phase"] == "blocker"

@@ -1,6 +1,7 @@
 """Coders Strike Back: golden turns worked by hand from ../shared/games/csb.md, physics invariants,
 a differential test against races printed by the community referee (tests/games/data), the action
-heads, the inputs, the batched engine against the one-race step, and the house racer.
+heads, the inputs, the batched engine against the one-race step, the house racer and the heuristic
+blocker.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from arena_games.api import BadConfig, BadStateDict, IllegalAction
 from arena_games.csb import GAME, SPEC, physics, rules
 from arena_games.csb.encoding import MAX_DISTANCE, MAX_SPEED, encode
-from arena_games.csb.playouts import RandomHeads, play_races, playouts, racer_actions
+from arena_games.csb.playouts import RandomHeads, blocker_actions, play_races, playouts, racer_actions
 from arena_games.csb.render import render, view
 from arena_games.csb.rules import CsbState, Pod
 
@@ -389,3 +390,31 @@ def test_the_racer_finishes_3_laps_and_beats_random_play():
     random_play = RandomHeads([np.random.default_rng(seed) for seed in range(8)])
     against_random = play_races(rules.to_races(states), (random_play, racer_actions))
     assert (against_random.winner == 1).all()
+
+
+def test_the_heuristic_blocker_waits_ahead_of_the_lead_pod_then_charges_and_shields():
+    # player 1's lead pod (pod 2) is at (8000, 4500) heading for checkpoint 1 at (15000, 8500)
+    lead = Pod(8000, 4500, 0, 0, 0)
+    far_blocker = race(Pod(500, 500, 0, 0, 0), Pod(1000, 8000, 0, 0, 0), lead)
+    ((angle, thrust),) = blocker_actions(rules.to_races([far_blocker]), 0)
+    assert angle == rules.ANGLE_CENTRE  # its waiting point lies east, the way it faces
+    assert 0 < thrust < rules.BOOST_ACTION
+    # the lead pod rushes at a blocker 1500 away: charge, and shield as they will touch next turn
+    charging = race(Pod(500, 500, 0, 0, 0), Pod(9500, 4500, 0, 0, math.pi), Pod(8000, 4500, 700, 0, 0))
+    ((angle, thrust),) = blocker_actions(rules.to_races([charging]), 0)
+    assert (angle, thrust) == (rules.ANGLE_CENTRE, rules.SHIELD_ACTION)
+
+
+def test_the_racer_with_the_heuristic_blocker_beats_two_racers():
+    seeds = range(20)
+    states = [GAME.init(seed) for seed in seeds]
+
+    def team(races, player, ids):
+        heads = racer_actions(races, player)
+        heads[:, 2:] = blocker_actions(races, player)
+        return heads
+
+    first = play_races(rules.to_races(states), (team, racer_actions))
+    second = play_races(rules.to_races(states), (racer_actions, team))
+    wins = int((first.winner == 0).sum() + (second.winner == 1).sum())
+    assert wins > 20  # of 40: about 60% over many maps

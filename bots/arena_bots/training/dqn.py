@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import onnx
 import torch
+from google.protobuf.message import DecodeError
+from onnx import numpy_helper
 from torch import nn
 
 from arena_games.csb import encoding, rules
@@ -75,6 +78,25 @@ class CsbQNet(nn.Module):
         angle0, thrust0 = self.runner(pods[:, 0])
         angle1, thrust1 = (self.blocker or self.runner)(pods[:, 1])
         return angle0, thrust0, angle1, thrust1
+
+
+def load_runner(network: CsbQNet, path: str | Path) -> None:
+    """Copy the runner of the CSB bot at `path` (an exported CsbQNet, runner-only or team) into
+    `network`'s runner; ValueError naming the problem when the file holds no runner of its shape."""
+    try:
+        model = onnx.load_model_from_string(Path(path).read_bytes())  # whatever its file name says
+    except (OSError, DecodeError) as error:
+        raise ValueError(f"{path}: not a readable ONNX model ({error})") from None
+    weights = {
+        tensor.name.removeprefix("runner."): torch.from_numpy(numpy_helper.to_array(tensor).copy())
+        for tensor in model.graph.initializer
+        if tensor.name.startswith("runner.")
+    }
+    expected = {name: tuple(value.shape) for name, value in network.runner.state_dict().items()}
+    found = {name: tuple(value.shape) for name, value in weights.items()}
+    if found != expected:
+        raise ValueError(f"{path}: its runner's weights {found or 'are missing'} do not fit {expected}")
+    network.runner.load_state_dict(weights)
 
 
 def greedy_heads(module: PodQ, rows: np.ndarray) -> np.ndarray:

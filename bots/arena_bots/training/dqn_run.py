@@ -5,11 +5,14 @@ advances one turn on the vectorised physics (`racing`), the pod transitions go i
 replay memory, then `updates_per_step` minibatch updates. Phase 1 (`runner_steps` environment
 steps) trains the runner on endless races; its exploratory moves come from the house racer with
 probability `guide` (a curriculum: the memory holds decent racing lines from the start, which
-Q-learning, off-policy, improves on), else uniformly at random. Phase 2 trains the blocker against
-the frozen runner-only bot (`racing.BlockerTrack`). Every `checkpoint_every` steps the network
-becomes a checkpoint (torch state and an ONNX bot, player greedy, head q) and plays `eval_pairs`
-seat-swapped pairs against the house racer (and, in phase 2, the runner+blocker bot against the
-runner-only bot), batched on the physics; the curve plots the win rates against the step.
+Q-learning, off-policy, improves on), else uniformly at random. A run may instead start from the
+runner of a trained bot (`runner_from`, phase 1 skipped). Phase 2 trains the blocker against the
+frozen runner-only bot and the house racer (`racing.BlockerTrack`), exploring from the heuristic
+blocker (`playouts.blocker_actions`) with probability `blocker_guide`. Every `checkpoint_every`
+steps the network becomes a checkpoint (torch state and an ONNX bot, player greedy, head q) and
+plays `eval_pairs` seat-swapped pairs against the house racer (and, in phase 2, the
+runner+blocker bot against the runner-only bot), batched on the physics; the curve plots the win
+rates against the step.
 
 Run folder `out_dir` (e.g. /work/runs/csb-dqn):
   config.json     the DqnSettings (written once; a resumed run keeps them)
@@ -44,6 +47,7 @@ from arena_bots.training.dqn import (
     LearnSettings,
     ReplayMemory,
     greedy_heads,
+    load_runner,
     random_heads,
 )
 from arena_bots.training.racing import BlockerTrack, RunnerTrack, new_races
@@ -65,7 +69,9 @@ class DqnSettings:
     guide: float = 0.5  # share of the runner's exploratory moves taken from the house racer
     episode_turns: int = 300  # phase 1 races are cut (not terminal) after this many turns
     runner_steps: int = 80_000  # environment steps of phase 1; then the blocker learns
+    runner_from: str = ""  # a CSB bot (.onnx) whose runner starts the run (then runner_steps is 0)
     blocker_epsilon: EpsilonSchedule = field(default_factory=lambda: EpsilonSchedule(1.0, 0.05, 5_000))
+    blocker_guide: float = 0.5  # share of the blocker's exploratory moves from the heuristic blocker
     checkpoint_every: int = 2_500  # environment steps
     eval_pairs: int = 50  # seat-swapped pairs per evaluation
     seed: int = 0
@@ -131,7 +137,10 @@ class DqnRun:
         self.folder, self.settings = folder, settings
         self.game = get_game(rules.GAME_NAME)
         torch.manual_seed(settings.seed)
-        self.learner = Learner(CsbQNet(settings.layers, settings.width, blocker=True), settings.learn)
+        network = CsbQNet(settings.layers, settings.width, blocker=True)
+        if settings.runner_from:
+            load_runner(network, settings.runner_from)
+        self.learner = Learner(network, settings.learn)
         self.rng = np.random.default_rng(settings.seed)
         self.memories = {role: ReplayMemory(settings.memory) for role in ("runner", "blocker")}
         self.runner_track = RunnerTrack(settings.races, settings.seed, settings.episode_turns)
@@ -167,7 +176,9 @@ class DqnRun:
             track = self.blocker()
             rows = track.blocker_rows()
             epsilon = self.settings.blocker_epsilon(self.progress.step - self.settings.runner_steps)
-            transitions = track.step(self.explore(self.learner.network.blocker, rows, epsilon))
+            heads = self.explore(self.learner.network.blocker, rows, epsilon)
+            guide = epsilon * self.settings.blocker_guide
+            transitions = track.step(self.guided(heads, track.guide_heads(), guide))
         memory = self.memories[role]
         memory.add(**transitions)
         self.progress.step += 1
@@ -193,8 +204,11 @@ class DqnRun:
         racer = np.concatenate(
             [playouts.racer_actions(track.races, player).reshape(-1, 2, 2) for player in (0, 1)], axis=1
         ).reshape(-1, 2)
-        guided = self.rng.random(len(rows)) < epsilon * self.settings.guide
-        return np.where(guided[:, None], racer, heads).reshape(-1, 4, 2)
+        return self.guided(heads, racer, epsilon * self.settings.guide).reshape(-1, 4, 2)
+
+    def guided(self, heads: np.ndarray, guide: np.ndarray, share: float) -> np.ndarray:
+        """(n, 2) `heads` with each row replaced by the guide's with probability `share`."""
+        return np.where((self.rng.random(len(heads)) < share)[:, None], guide, heads)
 
     def explore(self, module: torch.nn.Module, rows: np.ndarray, epsilon: float) -> np.ndarray:
         """(n, 2) epsilon-greedy heads: uniformly random legal ones with probability epsilon."""

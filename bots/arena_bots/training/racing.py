@@ -12,11 +12,14 @@ checkpoint. A race is reset when one of its pods ends that way (the others' tran
 without being terminal) or after `episode_turns` turns (cut, not terminal).
 
 `BlockerTrack` (phase 2, the blocker): real 3-lap races between the learner's team, its pod 0 the
-frozen runner and its pod 1 the blocker, and an opponent team of two frozen runners (the
-runner-only bot). The team's seat alternates between races. The blocker's reward is the seed's
-blocker idea, hindering the opponent's runner: -50 each time the opponent's lead pod passes a
-checkpoint, +50 each time its own runner passes one (so ramming its own runner does not pay); the
-race's end is terminal.
+frozen runner and its pod 1 the blocker, and an opponent team: two frozen runners (the runner-only
+bot) in half the races, the house racer (`playouts.racer_actions`, the zoo's bar) in the other
+half, races 4k and 4k+1 against the racer. The team's seat alternates between races. The
+blocker's reward is the seed's blocker idea, hindering the opponent's runner, counted per unit of
+progress along the track (`progress`, in checkpoints) so that every turn of delay shows: -50 per
+checkpoint of progress the opponent's lead pod makes, +50 per checkpoint its own runner makes (so
+ramming its own runner does not pay). Summed over a race that is -50 per pass of the opponent's
+lead and +50 per pass of its own runner; the race's end is terminal.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arena_games.csb import encoding, physics, rules
+from arena_games.csb import encoding, physics, playouts, rules
 
 CHECKPOINT_REWARD = 50.0
 TIMEOUT_REWARD = -10.0  # timing out or straying too far
@@ -58,6 +61,17 @@ def distance_to_next(races: physics.Races) -> np.ndarray:
     """(B, 4) each pod's distance to its next checkpoint."""
     cx, cy = races.next_checkpoint()
     return np.hypot(cx - races.x, cy - races.y)
+
+
+def progress(races: physics.Races) -> np.ndarray:
+    """(B, 4) how far each pod has come, in checkpoints: its passes plus the share of the leg to its
+    next checkpoint already covered (0 at the previous checkpoint, 1 at the next one's centre)."""
+    rows = np.arange(len(races.turn))[:, None]
+    previous = races.passes % races.counts[:, None]
+    start = races.checkpoints[rows, previous]
+    cx, cy = races.next_checkpoint()
+    leg = np.maximum(np.hypot(cx - start[..., 0], cy - start[..., 1]), 1.0)
+    return races.passes + np.clip(1.0 - distance_to_next(races) / leg, 0.0, 1.0)
 
 
 class Track:
@@ -134,14 +148,16 @@ class RunnerTrack(Track):
 class BlockerTrack(Track):
     """B real races: the team (its runner frozen, its blocker learning) against two frozen runners.
 
-    Race k's team sits in seat k % 2. `step` takes the blocker's heads (B, 2) and returns the
-    blocker's transitions; `runner` chooses for every other pod.
+    Race k's team sits in seat k % 2 and faces the racer when k % 4 < 2. `step` takes the
+    blocker's heads (B, 2) and returns the blocker's transitions; `runner` chooses for every other
+    pod but the racer's.
     """
 
     def __init__(self, batch: int, seed: int, runner: Chooser) -> None:
         super().__init__(batch, seed, endless=False)
         self.runner = runner
         self.seats = np.arange(batch) % 2
+        self.against_racer = np.arange(batch) % 4 < 2
 
     def blocker_pods(self) -> np.ndarray:
         """(B,) the pod index (0..3) of each race's blocker: its team's second pod."""
@@ -150,18 +166,31 @@ class BlockerTrack(Track):
     def blocker_rows(self) -> np.ndarray:
         return self.rows[np.arange(len(self.seats)), self.blocker_pods()]
 
+    def by_seat(self, actions: Callable[[physics.Races, int], np.ndarray]) -> np.ndarray:
+        """(B, ...) `actions(races, player)` taken for each race's team seat."""
+        per_player = [actions(self.races, player) for player in (0, 1)]
+        return np.where(self.seats.reshape(-1, *[1] * (per_player[0].ndim - 1)) == 0, *per_player)
+
+    def guide_heads(self) -> np.ndarray:
+        """(B, 2) the heuristic blocker's heads for each race's blocker (the exploration guide)."""
+        return self.by_seat(playouts.blocker_actions)
+
     def step(self, blocker_heads: np.ndarray) -> dict[str, np.ndarray]:
         batch = np.arange(len(self.seats))
-        heads = self.runner(self.rows.reshape(-1, encoding.FEATURES)).reshape(-1, 4, 2)
-        heads[batch, self.blocker_pods()] = blocker_heads
         team = np.stack([2 * self.seats, 2 * self.seats + 1], axis=1)
         opponents = np.stack([2 * (1 - self.seats), 2 * (1 - self.seats) + 1], axis=1)
+        heads = self.runner(self.rows.reshape(-1, encoding.FEATURES)).reshape(-1, 4, 2)
+        racer = self.by_seat(lambda races, seat: playouts.racer_actions(races, 1 - seat)).reshape(-1, 2, 2)
+        theirs = batch[:, None], opponents
+        heads[theirs] = np.where(self.against_racer[:, None, None], racer, heads[theirs])
+        heads[batch, self.blocker_pods()] = blocker_heads
         rows = self.blocker_rows()
-        before_own = self.races.passes[batch, 2 * self.seats]
-        before_opponent = self.races.passes[batch[:, None], opponents].max(axis=1)
+        before = progress(self.races)
         play(self.races, heads)
-        own = self.races.passes[batch, team[:, 0]] - before_own
-        opponent = self.races.passes[batch[:, None], opponents].max(axis=1) - before_opponent
+        after = progress(self.races)
+        own = after[batch, team[:, 0]] - before[batch, team[:, 0]]
+        lead = batch[:, None], opponents
+        opponent = after[lead].max(axis=1) - before[lead].max(axis=1)
         ended = self.races.winner >= 0
         self.rows = all_rows(self.races)
         transitions = {
@@ -176,8 +205,8 @@ class BlockerTrack(Track):
         return transitions
 
     def state(self) -> dict[str, np.ndarray]:
-        return {**super().state(), "seats": self.seats}
+        return {**super().state(), "seats": self.seats, "against_racer": self.against_racer}
 
     def load(self, state: dict[str, np.ndarray]) -> None:
         super().load(state)
-        self.seats = state["seats"]
+        self.seats, self.against_racer = state["seats"], state["against_racer"]

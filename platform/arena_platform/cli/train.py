@@ -193,6 +193,11 @@ def _add_dqn(train: argparse._SubParsersAction) -> None:
     dqn.add_argument("--hours", type=float, help="wall-clock budget of this invocation")
     dqn.add_argument("--max-steps", type=int, help="stop at this many environment steps")
     dqn.add_argument("--seed", type=int, help="the run's seed (new runs only)")
+    dqn.add_argument(
+        "--runner-from",
+        type=Path,
+        help="start from the runner of this CSB bot (.onnx) and train only the blocker (new runs only)",
+    )
     dqn.set_defaults(run=_run_dqn)
 
 
@@ -203,8 +208,15 @@ def _run_dqn(args: argparse.Namespace) -> int:
         from arena_bots.training.dqn_run import DqnSettings, train_dqn
     except ImportError as error:
         raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
-    settings = DqnSettings() if args.seed is None else DqnSettings(seed=args.seed)
-    train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=settings)
+    chosen: dict = {} if args.seed is None else {"seed": args.seed}
+    if args.runner_from is not None:
+        if not args.runner_from.is_file():
+            raise UsageError(f"--runner-from: no such file: {args.runner_from}")
+        chosen |= {"runner_from": str(args.runner_from), "runner_steps": 0}
+    try:
+        train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=DqnSettings(**chosen))
+    except ValueError as error:  # a bad --runner-from bot, a run folder of another game
+        raise UsageError(str(error)) from None
     return 0
 
 
