@@ -40,6 +40,7 @@ TINY = DqnSettings(
     learn=LearnSettings(batch_size=16, target_every=5),
     epsilon=EpsilonSchedule(1.0, 0.1, 10),
     runner_steps=6,
+    demo_steps=2,
     checkpoint_every=10,
     eval_pairs=1,
 )
@@ -126,6 +127,27 @@ def test_a_few_updates_reduce_the_td_error_of_a_fixed_batch():
     batch = transitions(np.random.default_rng(3), 32)
     errors = [learner.update("runner", batch) for _ in range(100)]
     assert errors[-1] < 0.5 * errors[0]
+
+
+def test_the_margin_loss_pulls_the_greedy_moves_to_the_demonstrated_ones():
+    torch.manual_seed(0)
+    learner = Learner(CsbQNet(2, 32, blocker=True), LearnSettings(learning_rate=1e-2, margin=5.0))
+    batch = transitions(np.random.default_rng(4), 64)
+    batch["actions"][:, 1] = np.minimum(batch["actions"][:, 1], rules.BOOST_ACTION - 1)  # legal anywhere
+    batch["rewards"][:], batch["terminal"][:] = 0.0, True  # TD targets 0, which the margins can meet
+    everyone = np.ones(64, dtype=bool)
+    before = learner.margin_loss("blocker", batch, everyone).item()
+    for _ in range(300):
+        learner.update("blocker", batch, demonstrated=everyone)
+    assert learner.margin_loss("blocker", batch, everyone).item() < 0.05 * before
+    assert np.array_equal(greedy_heads(learner.network.blocker, batch["rows"]), batch["actions"])
+
+
+def test_the_first_blocker_steps_are_the_heuristic_blockers_demonstrations(tmp_path):
+    run = train_dqn("csb", tmp_path / "run", max_steps=7, settings=TINY)  # 6 runner steps, 1 demo step
+    assert run["step"] == 7
+    assert len(np.load(tmp_path / "run" / "memory-demos.npz")["rows"]) == TINY.races  # a blocker a race
+    assert not (tmp_path / "run" / "memory-blocker.npz").exists()  # nothing of its own yet
 
 
 def test_rewards_of_a_scripted_race_timeout_then_checkpoint():

@@ -186,6 +186,8 @@ class LearnSettings:
     batch_size: int = 256
     target_every: int = 1000  # updates between copies of the online network into the target
     huber: float = 10.0  # Huber's delta, in reward units (a checkpoint is +50)
+    margin: float = 5.0  # the large-margin loss on demonstrations: non-demonstrated moves' margin
+    margin_weight: float = 1.0  # ...and its weight next to the TD loss
 
 
 class Learner:
@@ -221,10 +223,30 @@ class Learner:
             targets = torch.from_numpy(batch["rewards"])[:, None] + self.settings.gamma * alive * best
         return predicted, targets
 
-    def update(self, role: str, batch: dict[str, np.ndarray]) -> float:
-        """One gradient step of `role` on `batch`; copies into the target when due. The mean |TD error|."""
+    def margin_loss(self, role: str, batch: dict[str, np.ndarray], demonstrated: np.ndarray) -> torch.Tensor:
+        """DQfD's large-margin loss over the rows `demonstrated` (bool, n): per head, the best Q with
+        `margin` added to every move but the demonstrated one, less the demonstrated move's Q; zero
+        once the demonstrated move leads every other by the margin."""
+        rows = torch.from_numpy(batch["rows"][demonstrated])
+        actions = torch.from_numpy(batch["actions"][demonstrated])
+        angle, thrust = self.network.role(role)(rows)
+        thrust = _mask_boost(thrust, rows[:, BOOST_FEATURE] > 0.5)
+        loss = torch.zeros(())
+        for k, q in enumerate((angle, thrust)):
+            shown = actions[:, k : k + 1]
+            margins = torch.full_like(q, self.settings.margin).scatter(1, shown, 0.0)
+            loss = loss + ((q + margins).max(1).values - q.gather(1, shown).squeeze(1)).mean()
+        return loss
+
+    def update(
+        self, role: str, batch: dict[str, np.ndarray], demonstrated: np.ndarray | None = None
+    ) -> float:
+        """One gradient step of `role` on `batch` (plus the margin loss on its `demonstrated` rows);
+        copies into the target when due. The mean |TD error|."""
         predicted, targets = self.td_errors(role, batch)
         loss = nn.functional.huber_loss(predicted, targets, delta=self.settings.huber)
+        if demonstrated is not None and demonstrated.any():
+            loss = loss + self.settings.margin_weight * self.margin_loss(role, batch, demonstrated)
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()

@@ -8,7 +8,11 @@ probability `guide` (a curriculum: the memory holds decent racing lines from the
 Q-learning, off-policy, improves on), else uniformly at random. A run may instead start from the
 runner of a trained bot (`runner_from`, phase 1 skipped). Phase 2 trains the blocker against the
 frozen runner-only bot and the house racer (`racing.BlockerTrack`), exploring from the heuristic
-blocker (`playouts.blocker_actions`) with probability `blocker_guide`. Every `checkpoint_every`
+blocker (`playouts.blocker_actions`) with probability `blocker_guide`. Its first `demo_steps` are
+the heuristic blocker's own play, kept for good in a demonstration memory as in DQfD (Hester et
+al., "Deep Q-learning from Demonstrations", 2018): every blocker minibatch after them draws
+`demo_share` of its rows from the demonstrations, and those rows add the large-margin loss that
+keeps the greedy blocker at least as good as its demonstrator. Every `checkpoint_every`
 steps the network becomes a checkpoint (torch state and an ONNX bot, player greedy, head q) and
 plays `eval_pairs` seat-swapped pairs against the house racer (and, in phase 2, the
 runner+blocker bot against the runner-only bot), batched on the physics; the curve plots the win
@@ -72,6 +76,8 @@ class DqnSettings:
     runner_from: str = ""  # a CSB bot (.onnx) whose runner starts the run (then runner_steps is 0)
     blocker_epsilon: EpsilonSchedule = field(default_factory=lambda: EpsilonSchedule(1.0, 0.05, 5_000))
     blocker_guide: float = 0.5  # share of the blocker's exploratory moves from the heuristic blocker
+    demo_steps: int = 0  # first blocker steps played by the heuristic blocker, kept as demonstrations
+    demo_share: float = 0.25  # share of each blocker minibatch drawn from the demonstrations
     checkpoint_every: int = 2_500  # environment steps
     eval_pairs: int = 50  # seat-swapped pairs per evaluation
     seed: int = 0
@@ -142,7 +148,7 @@ class DqnRun:
             load_runner(network, settings.runner_from)
         self.learner = Learner(network, settings.learn)
         self.rng = np.random.default_rng(settings.seed)
-        self.memories = {role: ReplayMemory(settings.memory) for role in ("runner", "blocker")}
+        self.memories = {name: ReplayMemory(settings.memory) for name in ("runner", "blocker", "demos")}
         self.runner_track = RunnerTrack(settings.races, settings.seed, settings.episode_turns)
         self.blocker_track: BlockerTrack | None = None
         self.progress = DqnProgress()
@@ -169,31 +175,47 @@ class DqnRun:
 
     def step(self) -> list[float]:
         """One environment step and its updates; the updates' mean |TD error|s."""
-        role = self.phase
+        role, memory, demonstrating = self.phase, self.memories[self.phase], self.demonstrating
         if role == "runner":
-            transitions = self.runner_track.step(self.runner_moves())
+            memory.add(**self.runner_track.step(self.runner_moves()))
+        elif demonstrating:
+            track = self.blocker()
+            self.memories["demos"].add(**track.step(track.guide_heads()))
         else:
             track = self.blocker()
-            rows = track.blocker_rows()
-            epsilon = self.settings.blocker_epsilon(self.progress.step - self.settings.runner_steps)
-            heads = self.explore(self.learner.network.blocker, rows, epsilon)
+            epsilon = self.settings.blocker_epsilon(self.blocker_steps - self.settings.demo_steps)
+            heads = self.explore(self.learner.network.blocker, track.blocker_rows(), epsilon)
             guide = epsilon * self.settings.blocker_guide
-            transitions = track.step(self.guided(heads, track.guide_heads(), guide))
-        memory = self.memories[role]
-        memory.add(**transitions)
+            memory.add(**track.step(self.guided(heads, track.guide_heads(), guide)))
         self.progress.step += 1
         self.progress.episodes = self.runner_track.resets + (
             self.blocker_track.resets if self.blocker_track else 0
         )
-        if len(memory) < self.settings.warmup:
-            return []
-        batch_size = self.settings.learn.batch_size
-        errors = [
-            self.learner.update(role, memory.sample(batch_size, self.rng))
-            for _ in range(self.settings.updates_per_step)
-        ]
+        errors = [self.update(role, demonstrating) for _ in range(self.settings.updates_per_step)]
         self.progress.updates = self.learner.updates
-        return errors
+        return [error for error in errors if error is not None]
+
+    @property
+    def blocker_steps(self) -> int:
+        return self.progress.step - self.settings.runner_steps
+
+    @property
+    def demonstrating(self) -> bool:
+        """Whether this blocker step is one of the heuristic blocker's demonstrations."""
+        return self.phase == "blocker" and self.blocker_steps < self.settings.demo_steps
+
+    def update(self, role: str, demonstrating: bool) -> float | None:
+        """One minibatch update of `role` (None while its memories are warming up). The blocker's
+        minibatches mix in `demo_share` demonstrations, all of them while it is `demonstrating`."""
+        size, memory, demos = self.settings.learn.batch_size, self.memories[role], self.memories["demos"]
+        from_demos = 0 if role == "runner" or not len(demos) else round(size * self.settings.demo_share)
+        from_demos = size if demonstrating else from_demos
+        if len(memory) + len(demos) < self.settings.warmup or (from_demos < size and not len(memory)):
+            return None
+        counts = ((memory, size - from_demos), (demos, from_demos))
+        parts = [source.sample(count, self.rng) for source, count in counts if count]
+        batch = {name: np.concatenate([part[name] for part in parts]) for name in ReplayMemory.FIELDS}
+        return self.learner.update(role, batch, demonstrated=np.arange(size) >= size - from_demos)
 
     def runner_moves(self) -> np.ndarray:
         """(B, 4, 2) the runners' heads: epsilon-greedy, exploring from the racer with prob. guide."""
@@ -276,7 +298,7 @@ class DqnRun:
         for role, memory in self.memories.items():
             if len(memory):
                 _atomic(self.folder / f"memory-{role}.npz", memory.save)
-            if tracks[role] is not None:
+            if tracks.get(role) is not None:
                 _atomic(self.folder / f"track-{role}.npz", lambda p, t=tracks[role]: np.savez(p, **t.state()))
         self.progress.wall_seconds = round(self.wall_seconds(), 1)
         _write_json(self.folder / "progress.json", dataclasses.asdict(self.progress))
