@@ -13,10 +13,10 @@ CLI, so it may import arena_platform (for fit_ratings).
 
 CSB's bots come from the DQN kit (`arena train dqn`), so `--game csb` publishes and measures them
 their own way: `publish` takes the run's first and middle runner checkpoints and its last runner
-checkpoint as dqn-csb-early, -middle and -final (runner-only bots: both pods race), and its last
-checkpoint as dqn-csb-team (runner+blocker); `measure` plays every bot against the house racer
-(the final one in 200 races, the others in 40) and the team against the final runner-only bot, in
-seat-swapped pairs through the platform's match loop (`GreedyPlayer` over ONNX Runtime).
+checkpoint as dqn-csb-early, -middle and -runner (runner-only bots: both pods race), and its last
+checkpoint as dqn-csb-final (runner+blocker); `measure` plays every bot against the house racer
+(the final one in 200 races, the others in 40) and the final bot against the runner-only one in
+200, in seat-swapped pairs through the platform's match loop (`GreedyPlayer` over ONNX Runtime).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, l
     print(json.dumps({key: value for key, value in bars.items() if key != "games"}, indent=1))
 
 
-CSB_STAGES = (*STAGES, "team")
+CSB_STAGES = ("early", "middle", "runner", "final")  # runner-only bots, then the runner+blocker one
 
 
 def csb_bot_name(stage: str) -> str:
@@ -157,7 +157,7 @@ def csb_bot_name(stage: str) -> str:
 
 
 def publish_csb(run: Path) -> None:
-    """The run's early / middle / final runner-only checkpoints and its last (runner+blocker) one."""
+    """The run's early / middle / last runner-only checkpoints and its last (runner+blocker) one."""
     import torch
 
     from arena_bots.training.dqn import CsbQNet
@@ -179,15 +179,16 @@ def publish_csb(run: Path) -> None:
         network.load_state_dict(
             torch.load(run / "checkpoints" / f"{checkpoint['name']}.pt", weights_only=True)
         )
-        model = export_network(network, name, stage == "team", folder / f"{name}.onnx")
+        model = export_network(network, name, stage == "final", folder / f"{name}.onnx")
         training = {"kit": "arena_bots.training.dqn_run (deep Q-learning)", "run": run.name, **settings}
-        roles = "pod 0 runner, pod 1 blocker" if stage == "team" else "both pods runners (one network)"
+        roles = "pod 0 runner, pod 1 blocker" if stage == "final" else "both pods runners (one network)"
         write_record(folder, name, model, get_game("csb"), checkpoint, training, roles=roles)
     shutil.copy(run / "curve.png", folder / "curve.png")
 
 
 def measure_csb(final_pairs: int, other_pairs: int, seed: int = 2024) -> None:
-    """Every published CSB bot against the racer, and the team against the final runner-only bot."""
+    """Every published CSB bot against the racer, and the final (runner+blocker) bot against the
+    last runner-only one."""
     from arena_bots.players import GreedyPlayer, RacerPlayer
     from arena_bots.runtime import InProcessSession
     from arena_bots.training.evaluate import play_pairs, win_draw_loss
@@ -209,22 +210,22 @@ def measure_csb(final_pairs: int, other_pairs: int, seed: int = 2024) -> None:
     for stage in stages:
         pairs = final_pairs if stage == "final" else other_pairs
         games += play_pairs(game, players[stage], racer, pairs, seed)
-    if "team" in players:
-        games += play_pairs(game, players["team"], players["final"], final_pairs, seed + 1)
+    if "runner" in players:
+        games += play_pairs(game, players["final"], players["runner"], final_pairs, seed + 1)
     versus_racer = {
         csb_bot_name(stage): win_draw_loss(games, csb_bot_name(stage), "racer") for stage in stages
     }
     wins, _, losses = versus_racer[csb_bot_name("final")]
     bars: dict = {
-        "seeds": f"play_pairs(seed={seed}) against the racer, seed={seed + 1} team vs final",
+        "seeds": f"play_pairs(seed={seed}) against the racer, seed={seed + 1} final vs runner",
         "versus_racer": versus_racer,
         "final_wins_vs_racer": wins / (wins + losses),
         "bar_final_beats_racer_90": wins >= 0.9 * (wins + losses),
     }
-    if "team" in players:
-        team_wins, _, team_losses = win_draw_loss(games, csb_bot_name("team"), csb_bot_name("final"))
-        bars["team_vs_final"] = (team_wins, 0, team_losses)
-        bars["bar_team_beats_runner_only"] = team_wins > team_losses
+    if "runner" in players:
+        team_wins, _, team_losses = win_draw_loss(games, csb_bot_name("final"), csb_bot_name("runner"))
+        bars["final_vs_runner_only"] = (team_wins, 0, team_losses)
+        bars["bar_runner_blocker_beats_runner_only"] = team_wins > team_losses
     (folder / "bars.json").write_text(
         json.dumps({**bars, "games": [g.to_dict() for g in games]}, indent=1) + "\n"
     )
@@ -235,9 +236,7 @@ def measure_csb(final_pairs: int, other_pairs: int, seed: int = 2024) -> None:
             "games_vs_racer": won + drawn + lost,
             "wins": won,
             "losses": lost,
-            "bars": {
-                key: value for key, value in bars.items() if key.startswith(("bar_", "team_vs", "final_"))
-            },
+            "bars": {key: value for key, value in bars.items() if key.startswith(("bar_", "final_"))},
         }
         (folder / f"{csb_bot_name(stage)}.json").write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(bars, indent=1))

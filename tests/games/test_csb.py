@@ -393,12 +393,17 @@ def test_the_racer_finishes_3_laps_and_beats_random_play():
 
 
 def test_the_heuristic_blocker_waits_ahead_of_the_lead_pod_then_charges_and_shields():
-    # player 1's lead pod (pod 2) is at (8000, 4500) heading for checkpoint 1 at (15000, 8500)
+    # player 1's lead pod (pod 2) is at (8000, 4500), 8,062 from its next checkpoint (15000, 8500)
     lead = Pod(8000, 4500, 0, 0, 0)
-    far_blocker = race(Pod(500, 500, 0, 0, 0), Pod(1000, 8000, 0, 0, 0), lead)
-    ((angle, thrust),) = blocker_actions(rules.to_races([far_blocker]), 0)
-    assert angle == rules.ANGLE_CENTRE  # its waiting point lies east, the way it faces
+    in_time = race(Pod(500, 500, 0, 0, 0), Pod(9000, 8000, 0, 0, 0), lead)
+    ((angle, thrust),) = blocker_actions(rules.to_races([in_time]), 0)
+    assert angle == rules.ANGLE_CENTRE  # its waiting point by (15000, 8500) lies east, the way it faces
     assert 0 < thrust < rules.BOOST_ACTION
+    # 14,000 from that checkpoint, it is too late for it: it waits by the one after, (500, 8500),
+    # on the side facing the lead pod: (1382, 8030), 4.5 degrees right of its heading
+    late = race(Pod(500, 500, 0, 0, 0), Pod(1000, 8000, 0, 0, 0), lead)
+    ((angle, _),) = blocker_actions(rules.to_races([late]), 0)
+    assert angle == rules.ANGLE_CENTRE + 4
     # the lead pod rushes at a blocker 1500 away: charge, and shield as they will touch next turn
     charging = race(Pod(500, 500, 0, 0, 0), Pod(9500, 4500, 0, 0, math.pi), Pod(8000, 4500, 700, 0, 0))
     ((angle, thrust),) = blocker_actions(rules.to_races([charging]), 0)

@@ -69,16 +69,16 @@ class DqnSettings:
     warmup: int = 5_000  # transitions in a memory before its role learns
     updates_per_step: int = 2
     learn: LearnSettings = field(default_factory=LearnSettings)
-    epsilon: EpsilonSchedule = field(default_factory=lambda: EpsilonSchedule(1.0, 0.05, 30_000))
+    epsilon: EpsilonSchedule = field(default_factory=lambda: EpsilonSchedule(1.0, 0.02, 100_000))
     guide: float = 0.5  # share of the runner's exploratory moves taken from the house racer
     episode_turns: int = 300  # phase 1 races are cut (not terminal) after this many turns
-    runner_steps: int = 80_000  # environment steps of phase 1; then the blocker learns
+    runner_steps: int = 180_000  # environment steps of phase 1; then the blocker learns
     runner_from: str = ""  # a CSB bot (.onnx) whose runner starts the run (then runner_steps is 0)
-    blocker_epsilon: EpsilonSchedule = field(default_factory=lambda: EpsilonSchedule(1.0, 0.05, 5_000))
+    blocker_epsilon: EpsilonSchedule = field(default_factory=lambda: EpsilonSchedule(0.5, 0.02, 20_000))
     blocker_guide: float = 0.5  # share of the blocker's exploratory moves from the heuristic blocker
-    demo_steps: int = 0  # first blocker steps played by the heuristic blocker, kept as demonstrations
+    demo_steps: int = 5_000  # first blocker steps played by the heuristic blocker, kept as demonstrations
     demo_share: float = 0.25  # share of each blocker minibatch drawn from the demonstrations
-    checkpoint_every: int = 2_500  # environment steps
+    checkpoint_every: int = 10_000  # environment steps
     eval_pairs: int = 50  # seat-swapped pairs per evaluation
     seed: int = 0
 

@@ -14,10 +14,11 @@ it through, thrusts less the further it must turn (the classic slow-down), and B
 longest straight once lined up with it. Racing itself it finishes 3 laps in about 225 turns.
 
 `blocker_actions` is a heuristic blocker for a team's second pod, the DQN kit's guide for its
-blocker (as the racer guides its runner): it waits near the opponent's lead pod's next checkpoint,
-on the side the pod comes from, and charges at where that pod will be once it comes within
-INTERCEPT_DISTANCE, raising its shield just before a hit. With the racer as its runner it beats two
-racers in about 60% of seat-swapped races.
+blocker (as the racer guides its runner): it waits near the opponent's lead pod's next checkpoint
+(or the one after, when the lead pod is nearer to it by BLOCKER_LATE than the blocker), on the side
+the pod comes from, and charges at where that pod will be once it comes within INTERCEPT_DISTANCE,
+raising its shield just before a hit. With the racer as its runner it beats two racers in about
+60% of seat-swapped races.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ COAST_TURNS = 4  # ...and turns for the following checkpoint when drifting this 
 CHECKPOINT_MARGIN = 550.0  # ...to within this of its centre (the radius is 600)
 FRICTION_POWERS = physics.FRICTION ** np.arange(COAST_TURNS)
 BLOCKER_WAIT_OFFSET = 1000.0  # the blocker waits this far from the checkpoint toward the lead pod
+BLOCKER_LATE = 1500.0  # ...of the checkpoint after, when the lead pod is this much nearer the next
 BLOCKER_PARKED = 1200.0  # ...coasting once this near its waiting point
 INTERCEPT_DISTANCE = 2500.0  # it charges at the lead pod once this near
 INTERCEPT_SPEED = 800.0  # ...aiming where the pod will be after distance / this turns
@@ -168,6 +170,9 @@ def blocker_actions(races: physics.Races, player: int) -> np.ndarray:
     lx, ly, lvx, lvy = (field[rows, lead] for field in (races.x, races.y, races.vx, races.vy))
     x, y, vx, vy = races.x[:, pod], races.y[:, pod], races.vx[:, pod], races.vy[:, pod]
     target = np.minimum(races.passes[rows, lead] + 1, races.goal) % races.counts
+    cx, cy = races.checkpoints[rows, target, 0], races.checkpoints[rows, target, 1]
+    late = np.hypot(cx - x, cy - y) > np.hypot(cx - lx, cy - ly) + BLOCKER_LATE
+    target = np.where(late, np.minimum(races.passes[rows, lead] + 2, races.goal) % races.counts, target)
     cx, cy = races.checkpoints[rows, target, 0], races.checkpoints[rows, target, 1]
     toward = np.maximum(np.hypot(lx - cx, ly - cy), 1.0)
     wait_x = cx + BLOCKER_WAIT_OFFSET * (lx - cx) / toward
