@@ -1,6 +1,6 @@
 """The Coders Strike Back replay in real Chromium: the track drawn from the engine's view (numbered
-checkpoints, four pods with heading, trails, counters, collision flashes), pods gliding during
-playback and when stepping, and the Q-values of each head for the pod selected.
+checkpoints, four pods with heading, trails, counters, collision flashes, shield rings), pods
+gliding during playback and when stepping, and the Q-values of each head for the pod selected.
 
 The site (conftest.py) holds a CSB race between a tiny greedy Q-network (P1) and the racer (P2):
 P1's insights carry each head's Q-values, P2's nothing.
@@ -94,6 +94,18 @@ def test_a_boost_shows_a_flame_on_its_turn(page, site):
             for p, before in zip(frames[ply]["view"]["pods"], frames[ply - 1]["view"]["pods"], strict=True)
         )
     )
+
+
+def test_a_raised_shield_rings_its_pod_until_the_timer_runs_out(page, site):
+    frames = frames_of(site, GAME)["frames"]
+    ply = next(ply for ply, frame in enumerate(frames) if any(pod["shield"] for pod in frame["view"]["pods"]))
+    open_replay(page, site, GAME, ply)
+    expect(page.locator("#replay")).to_have_attribute("data-ply", str(ply))
+    for index, pod in enumerate(frames[ply]["view"]["pods"]):
+        ring = page.locator(f"#board g.pod[data-pod='{index}'] .shield-ring")
+        classes = ring.get_attribute("class").split()
+        assert ("up" in classes) == (pod["shield"] > 0)  # the ring while its shield timer runs
+        assert ("fresh" in classes) == (pod["shield"] == 4)  # ...bolder on the turn it was raised
 
 
 def test_playback_and_stepping_glide_the_pods_to_the_next_turn(page, site):
