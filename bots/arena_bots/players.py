@@ -9,8 +9,10 @@ Insights (JSON-safe, for the replay viewer): search players give
 `{"value": root value for the mover, "top": [{"action": [...], "share": visit share, "prior": p}],
 "simulations": n}`; greedy and sampling players give `{"top": [{"action": [...], "share": p}]}`
 with p the probability of the joint action under the softmax they read (per head, multiplied
-across heads), best first; in a game of several heads also `"heads": {"kind": "policy" or "q",
-head name: [the network's output per action, None where illegal]}` (a DQN's Q-values per head).
+across heads), best first; over Q-values (head kind "q") each move also has `"q"`: the mean of its
+heads' Q-values (each head estimates the same return); in a game of several heads also
+`"heads": {"kind": "policy" or "q", head name: [the network's output per action, None where
+illegal]}` (a DQN's Q-values per head).
 """
 
 from __future__ import annotations
@@ -275,6 +277,10 @@ def _network_decisions(
         probabilities = [head[row] for head in heads]
         action = tuple(pick(p, request.rng) for p in probabilities)
         insight: dict[str, Any] = {"top": _top_joint_actions(probabilities)}
+        if kind == "q":
+            for move in insight["top"]:
+                chosen = [output[row, index] for output, index in zip(outputs, move["action"], strict=True)]
+                move["q"] = round(float(np.mean(chosen)), 3)
         if len(heads) > 1:  # the joint top moves hide what each head thought: keep its outputs
             masks = game.legal_masks(request.state, request.player)
             insight["heads"] = _head_outputs(game, [output[row] for output in outputs], masks, kind)

@@ -46,6 +46,7 @@ export function searchSummary(frame, seatName, describeMove, describeAction) {
       insight.simulations && `${insight.simulations} simulations`,
     ].filter(Boolean);
     const played = actionKey(frame.actions[index]);
+    const columns = insightColumns(insight);
     return h(
       "div",
       { class: "insight" },
@@ -53,7 +54,7 @@ export function searchSummary(frame, seatName, describeMove, describeAction) {
       h(
         "table",
         { class: "data compact top-moves" },
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Move"), h("th", { scope: "col", class: "num" }, "Visits"), h("th", { scope: "col", class: "num" }, "Prior"))),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Move"), ...columns.map(([name]) => h("th", { scope: "col", class: "num" }, name)))),
         h(
           "tbody",
           {},
@@ -64,14 +65,23 @@ export function searchSummary(frame, seatName, describeMove, describeAction) {
               "tr",
               { class: chosen ? "chosen" : null },
               h("td", {}, at !== undefined ? describeMove(at, seat) : describeAction?.(top.action, seat) ?? `action ${actionKey(top.action)}`, chosen ? " ✓" : ""),
-              h("td", { class: "num" }, percent(top.share, 1)),
-              h("td", { class: "num" }, typeof top.prior === "number" ? percent(top.prior, 1) : "–"),
+              ...columns.map(([, cell]) => h("td", { class: "num" }, cell(top))),
             );
           }),
         ),
       ),
     );
   });
+}
+
+/** The top-moves table's columns for `insight`, [heading, top move -> cell text]: a search's
+ *  visit shares and priors, a DQN's Q-values (the mean over its heads), a policy's probabilities. */
+function insightColumns(insight) {
+  if (insight.simulations) {
+    return [["Visits", (top) => percent(top.share, 1)], ["Prior", (top) => (typeof top.prior === "number" ? percent(top.prior, 1) : "–")]];
+  }
+  if (typeof insight.top[0].q === "number") return [["Q-value", (top) => signed(top.q, 2)]];
+  return [["Probability", (top) => percent(top.share, 1)]];
 }
 
 /** The value estimates of each seat: seat -> [[ply, value]] over the plies where it searched. */

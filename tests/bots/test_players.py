@@ -107,6 +107,7 @@ def test_greedy_takes_the_best_legal_action() -> None:
     top = decisions[0].insight["top"]
     assert [move["action"] for move in top] == [[3], [1], [0]]
     assert abs(sum(move["share"] for move in top) - 1) < 1e-3
+    assert not any("q" in move for move in top)  # probabilities, not action values
 
 
 def test_greedy_dqn_takes_the_argmax_of_each_head() -> None:
@@ -118,6 +119,10 @@ def test_greedy_dqn_takes_the_argmax_of_each_head() -> None:
     assert top[0]["action"] == [0, 2]
     assert len(top) == 6
     assert top[0]["share"] >= top[1]["share"]
+    angles, thrusts = [0.5, 0.2, 3.0, 0.1], [7.0, -1.0, 1.0]
+    for move in top:  # each move's Q-value: the mean of its heads' values
+        angle, thrust = move["action"]
+        assert move["q"] == round((angles[angle] + thrusts[thrust]) / 2, 3)
 
 
 def test_greedy_dqn_plays_csb_four_heads_per_seat_both_seats_in_one_call() -> None:

@@ -159,6 +159,12 @@ def test_the_overlay_shows_the_q_values_of_the_pod_selected(page, site):
     played = [described(action, seat) for seat, action in zip(frame["actors"], frame["actions"], strict=True)]
     expect(page.locator("#ply")).to_contain_text(f"P1 {played[0]}, P2 {played[1]}")
     expect(page.locator("#search tr.chosen")).to_contain_text(played[0])
+    table = page.locator("#search table.top-moves")
+    expect(table.locator("th")).to_have_text(["Move", "Q-value"])  # a DQN has neither visits nor priors
+    best = frame["insights"][0]["top"][0]["q"]
+    expect(table.locator("tbody tr").first.locator("td").nth(1)).to_have_text(
+        f"{'+' if best > 0 else '−' if best < 0 else ''}{abs(best):.2f}"
+    )
     page.locator("#board g.pod[data-pod='2']").click()  # the racer's pod: no network, no values
     expect(panel).to_have_attribute("data-pod", "2")
     expect(panel).to_contain_text("no values recorded")
