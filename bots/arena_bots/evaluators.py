@@ -69,7 +69,10 @@ def legal_matrix(game: Game, states: Sequence[Any], players: Sequence[int]) -> n
 
 
 def encode_batch(game: Game, states: Sequence[Any], players: Sequence[int]) -> dict[str, np.ndarray]:
-    """The network inputs of `states` seen by `players`: name -> float32 (n, *spec.inputs[name])."""
+    """The network inputs of `states` seen by `players`: name -> float32 (n, *spec.inputs[name]);
+    through the game's batched `encode_many` when it has one."""
+    if game.encode_many is not None:
+        return game.encode_many(states, players)
     encoded = [game.encode(state, int(player)) for state, player in zip(states, players, strict=True)]
     return {
         name: np.stack([planes[name] for planes in encoded]).astype(np.float32, copy=False)

@@ -266,23 +266,25 @@ def _network_decisions(
 ) -> list[Decision]:
     """One decision per request from one network call: `pick` per head over the masked softmax."""
     try:
-        heads, outputs, broken = _head_probabilities(backend, game, requests, kind, temperature)
+        heads, outputs, legal, broken = _head_probabilities(backend, game, requests, kind, temperature)
     except Exception as error:  # the model or its host failed: no request can be answered
         return [Decision(action=None, fault=f"{type(error).__name__}: {error}")] * len(requests)
+    tops = _top_joint_actions(heads)
     decisions = []
     for row, request in enumerate(requests):
         if broken[row]:
             decisions.append(Decision(action=None, fault="the model gave non-finite outputs"))
             continue
-        probabilities = [head[row] for head in heads]
-        action = tuple(pick(p, request.rng) for p in probabilities)
-        insight: dict[str, Any] = {"top": _top_joint_actions(probabilities)}
+        action = tuple(pick(head[row], request.rng) for head in heads)
+        insight: dict[str, Any] = {"top": tops[row]}
         if kind == "q":
             for move in insight["top"]:
-                chosen = [output[row, index] for output, index in zip(outputs, move["action"], strict=True)]
-                move["q"] = round(float(np.mean(chosen)), 3)
+                chosen = [
+                    float(output[row, index]) for output, index in zip(outputs, move["action"], strict=True)
+                ]
+                move["q"] = round(sum(chosen) / len(chosen), 3)
         if len(heads) > 1:  # the joint top moves hide what each head thought: keep its outputs
-            masks = game.legal_masks(request.state, request.player)
+            masks = [mask[row] for mask in legal]
             insight["heads"] = _head_outputs(game, [output[row] for output in outputs], masks, kind)
         decisions.append(Decision(action=action, insight=insight))
     return decisions
@@ -304,28 +306,52 @@ def _head_outputs(
 
 def _head_probabilities(
     backend: Any, game: Game, requests: Sequence[Request], kind: str, temperature: float
-) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-    """Per head the (n, A) masked softmax of its output and the (n, A) output itself, and the (n,)
-    rows with non-finite outputs."""
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Per head the (n, A) masked softmax of its output, the (n, A) output itself and the (n, A)
+    legal mask, and the (n,) rows with non-finite outputs."""
     states, players = [r.state for r in requests], [r.player for r in requests]
     outputs = backend.run(encode_batch(game, states, players))
     masks = [game.legal_masks(state, player) for state, player in zip(states, players, strict=True)]
-    heads, raw, broken = [], [], np.zeros(len(requests), dtype=bool)
+    heads, raw, legal, broken = [], [], [], np.zeros(len(requests), dtype=bool)
     for index, (head, size) in enumerate(game.spec.heads.items()):
         logits = output_array(outputs, head_output_name(game.spec, head, kind), (len(requests), size))
-        legal = np.stack([mask[index] for mask in masks])
-        probabilities, head_broken = masked_softmax(logits, legal, temperature)
+        legal.append(np.stack([mask[index] for mask in masks]))
+        probabilities, head_broken = masked_softmax(logits, legal[-1], temperature)
         heads.append(probabilities)
         raw.append(logits)
         broken |= head_broken
-    return heads, raw, broken
+    return heads, raw, legal, broken
 
 
-def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> list[dict[str, Any]]:
-    """The `count` most likely joint actions, heads independent (exact: a beam of `count` per head)."""
-    best: list[tuple[tuple[int, ...], float]] = [((), 1.0)]
+def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> list[list[dict[str, Any]]]:
+    """Per row of `heads` (each (n, A) probabilities): its `count` most likely joint actions with
+    their probability, best first, heads independent (exact: a beam of `count` per head); moves of
+    probability 0 left out. All rows at once."""
+    rows = len(heads[0])
+    actions = np.zeros((rows, 1, 0), dtype=np.int64)  # (n, beam, heads so far)
+    shares = np.ones((rows, 1))
     for probabilities in heads:
-        likely = [int(i) for i in np.argsort(-probabilities, kind="stable")[:count] if probabilities[i] > 0]
-        joined = [((*action, i), share * float(probabilities[i])) for action, share in best for i in likely]
-        best = sorted(joined, key=lambda entry: -entry[1])[:count]
-    return [{"action": list(action), "share": round(share, 4)} for action, share in best]
+        likely = np.argsort(-probabilities, axis=1, kind="stable")[:, :count]  # (n, k)
+        joined = (shares[:, :, None] * np.take_along_axis(probabilities, likely, axis=1)[:, None, :]).reshape(
+            rows, -1
+        )
+        extended = np.concatenate(
+            [
+                np.broadcast_to(
+                    actions[:, :, None, :], (*actions.shape[:2], likely.shape[1], actions.shape[2])
+                ),
+                np.broadcast_to(likely[:, None, :, None], (rows, actions.shape[1], likely.shape[1], 1)),
+            ],
+            axis=3,
+        ).reshape(rows, joined.shape[1], -1)
+        order = np.argsort(-joined, axis=1, kind="stable")[:, :count]
+        shares = np.take_along_axis(joined, order, axis=1)
+        actions = np.take_along_axis(extended, order[:, :, None], axis=1)
+    return [
+        [
+            {"action": action, "share": round(share, 4)}
+            for action, share in zip(actions[row].tolist(), shares[row].tolist(), strict=True)
+            if share > 0
+        ]
+        for row in range(rows)
+    ]

@@ -106,6 +106,9 @@ class Game(Generic[State]):
                                           One generator per state: every random number the playout
                                           of states[i] uses comes from rngs[i], so its result does
                                           not depend on the other states of the call
+      encode_many(states, players) -> dict optional fast path: the inputs of many states at once,
+                                          name -> float32 (n, *spec.inputs[name]), row i exactly
+                                          encode(states[i], players[i])
       step_favouring(state, joint, player) optional, simultaneous games: `step` as a search of
                                           `player` simulates it, the players' conflicting actions
                                           resolved in `player`'s favour (seed 001); never used by
@@ -126,6 +129,7 @@ class Game(Generic[State]):
     from_dict: Callable[[Mapping[str, Any]], State]
     opening: Callable[[int, Config | None], tuple[JointAction, ...]]
     playouts: Callable[[Sequence[State], Sequence[np.random.Generator]], np.ndarray] | None = None
+    encode_many: Callable[[Sequence[State], Sequence[int]], dict[str, np.ndarray]] | None = None
     step_favouring: Callable[[State, Sequence[Action], int], State] | None = None
 
     @property

@@ -4,8 +4,9 @@
 every step: masks well formed and never empty for an acting player, returns only at the end and
 summing as the spec says, a JSON view for viewers that decodes the legal actions, `step` never
 mutating its input, an exact JSON round trip, encodings of the declared shapes, illegal actions
-refused, determinism, openings legal and deterministic, and every game ending within
-`max_length`. Failures raise ConformanceError naming game, seed and step.
+refused, determinism, openings legal and deterministic, every game ending within `max_length`,
+and a batched `encode_many`, where a game has one, encoding every state as `encode` does.
+Failures raise ConformanceError naming game, seed and step.
 """
 
 from __future__ import annotations
@@ -70,14 +71,16 @@ def _check_random_game(game: Game, seed: int, opening: tuple) -> int:
     state = game.init(seed, None)
     if game.to_dict(game.init(seed, None)) != game.to_dict(state):
         raise _fail(game, f"seed {seed}", "init is not deterministic for its seed")
-    history = []
+    history, states = [], []
     for step in range(game.spec.max_length + 1):
         where = f"seed {seed}, step {step}"
         _check_state(game, state, where)
+        states.append(state)
         players = game.to_move(state)
         if not players:
             _check_final(game, state, where)
             _check_replay_determinism(game, seed, history, state)
+            _check_batched_encoding(game, states, f"seed {seed}")
             return step
         joint = (
             list(opening[step])
@@ -147,6 +150,18 @@ def _check_encoding(game: Game, state: Any, player: int, where: str) -> None:
             raise _fail(
                 game, where, f"input {name!r} is {array.dtype}{array.shape}, not finite float32{shape}"
             )
+
+
+def _check_batched_encoding(game: Game, states: list, where: str) -> None:
+    """The game's `encode_many` (if any) gives every state of a game, seen by every seat, as `encode`."""
+    if game.encode_many is None:
+        return
+    seen = [(state, player) for state in states for player in range(game.spec.num_players)]
+    batched = game.encode_many([state for state, _ in seen], [player for _, player in seen])
+    for name, shape in game.spec.inputs.items():
+        single = np.stack([game.encode(state, player)[name] for state, player in seen])
+        if batched[name].shape != (len(seen), *shape) or not np.array_equal(batched[name], single):
+            raise _fail(game, where, f"encode_many's {name!r} differs from encode's")
 
 
 def _check_illegal_refused(game: Game, state: Any, players: tuple, joint: list, where: str) -> None:

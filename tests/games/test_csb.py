@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena_games.api import BadConfig, BadStateDict, IllegalAction
+from arena_games.api import BadConfig, BadStateDict, GameError, IllegalAction
 from arena_games.csb import GAME, SPEC, physics, rules
 from arena_games.csb.encoding import MAX_DISTANCE, MAX_SPEED, encode
 from arena_games.csb.playouts import RandomHeads, blocker_actions, play_races, playouts, racer_actions
@@ -344,6 +344,10 @@ def test_the_inputs_of_a_pod_facing_east_at_rest():
     lead = np.array([100, 0]) / MAX_SPEED, np.array([8000, 4000]) / MAX_DISTANCE  # its speed, its next one
     expected = np.concatenate([[0, 0], distances, *lead, [1, 0]])
     np.testing.assert_allclose(pods[0], expected, atol=1e-6)
+    both = GAME.encode_many([state, state], [1, 0])["pods"]  # the batched path, row by row
+    np.testing.assert_array_equal(both, np.stack([encode(state, 1)["pods"], pods]))
+    with pytest.raises(GameError, match="one player"):
+        GAME.encode_many([state, state], [0, 2])
 
 
 def test_config_state_dicts_and_commands_are_checked():

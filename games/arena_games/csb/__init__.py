@@ -33,6 +33,7 @@ GAME: Game[rules.CsbState] = Game(
     returns=rules.returns,
     end_reason=rules.end_reason,
     encode=encoding.encode,
+    encode_many=encoding.encode_many,
     render=render.render,
     view=render.view,
     to_dict=rules.to_dict,
