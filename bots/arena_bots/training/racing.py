@@ -146,7 +146,8 @@ class RunnerTrack(Track):
 
 
 class BlockerTrack(Track):
-    """B real races: the team (its runner frozen, its blocker learning) against two frozen runners.
+    """B real races: the team (its runner frozen, its blocker learning) against two frozen runners
+    or the house racer.
 
     Race k's team sits in seat k % 2 and faces the racer when k % 4 < 2. `step` takes the
     blocker's heads (B, 2) and returns the blocker's transitions; `runner` chooses for every other
