@@ -56,9 +56,7 @@ class RacerPlayer:
             raise ValueError(f"the racer plays {csb_rules.GAME_NAME} only, not {game.name}")
         races = csb_rules.to_races([r.state for r in requests])
         seats = np.array([r.player for r in requests])
-        actions = np.where(
-            (seats == 0)[:, None], csb_playouts.racer_actions(races, 0), csb_playouts.racer_actions(races, 1)
-        )
+        actions = csb_rules.by_seat(races, seats, csb_playouts.racer_actions)
         return [Decision(action=tuple(row)) for row in actions.tolist()]
 
 

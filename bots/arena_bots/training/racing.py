@@ -167,21 +167,16 @@ class BlockerTrack(Track):
     def blocker_rows(self) -> np.ndarray:
         return self.rows[np.arange(len(self.seats)), self.blocker_pods()]
 
-    def by_seat(self, actions: Callable[[physics.Races, int], np.ndarray]) -> np.ndarray:
-        """(B, ...) `actions(races, player)` taken for each race's team seat."""
-        per_player = [actions(self.races, player) for player in (0, 1)]
-        return np.where(self.seats.reshape(-1, *[1] * (per_player[0].ndim - 1)) == 0, *per_player)
-
     def guide_heads(self) -> np.ndarray:
         """(B, 2) the heuristic blocker's heads for each race's blocker (the exploration guide)."""
-        return self.by_seat(playouts.blocker_actions)
+        return rules.by_seat(self.races, self.seats, playouts.blocker_actions)
 
     def step(self, blocker_heads: np.ndarray) -> dict[str, np.ndarray]:
         batch = np.arange(len(self.seats))
         team = np.stack([2 * self.seats, 2 * self.seats + 1], axis=1)
         opponents = np.stack([2 * (1 - self.seats), 2 * (1 - self.seats) + 1], axis=1)
         heads = self.runner(self.rows.reshape(-1, encoding.FEATURES)).reshape(-1, 4, 2)
-        racer = self.by_seat(lambda races, seat: playouts.racer_actions(races, 1 - seat)).reshape(-1, 2, 2)
+        racer = rules.by_seat(self.races, 1 - self.seats, playouts.racer_actions).reshape(-1, 2, 2)
         theirs = batch[:, None], opponents
         heads[theirs] = np.where(self.against_racer[:, None, None], racer, heads[theirs])
         heads[batch, self.blocker_pods()] = blocker_heads

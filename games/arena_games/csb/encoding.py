@@ -22,7 +22,7 @@ import numpy as np
 
 from arena_games.api import GameError
 from arena_games.csb import physics
-from arena_games.csb.rules import CsbState, headings, to_races
+from arena_games.csb.rules import CsbState, by_seat, headings, to_races
 
 MAX_SPEED = 1000.0  # units per turn (full thrust settles near 567, a boost reaches about 1000)
 MAX_DISTANCE = 16000.0  # the map's width
@@ -71,17 +71,9 @@ def encode_many(states: Sequence[CsbState], players: Sequence[int]) -> dict[str,
     seats = np.asarray(players)
     if seats.shape != (len(states),) or not np.isin(seats, (0, 1)).all():
         raise GameError(f"csb: one player (0 or 1) per state, got {list(players)!r}")
-    races = to_races(states)
-    rows = np.empty((len(states), 2, FEATURES), dtype=np.float32)
-    for seat in (0, 1):
-        seen = np.flatnonzero(seats == seat)
-        if seen.size:
-            rows[seen] = encode_races(races.take(seen), seat)
-    return {"pods": rows}
+    return {"pods": by_seat(to_races(states), seats, encode_races)}
 
 
 def encode(state: CsbState, player: int) -> dict[str, np.ndarray]:
     """{"pods": float32 (2, 16)} from the point of view of `player` (0 or 1)."""
-    if player not in (0, 1):
-        raise GameError(f"csb: players are 0 and 1, got {player!r}")
-    return {"pods": encode_races(to_races([state]), player)[0]}
+    return {"pods": encode_many([state], [player])["pods"][0]}

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -208,6 +208,22 @@ def to_races(states: Sequence[CsbState]) -> physics.Races:
         ending=numbers[:, 6],
         contacts=contacts,
     )
+
+
+def by_seat(
+    races: physics.Races, seats: np.ndarray, per_seat: Callable[[physics.Races, int], np.ndarray]
+) -> np.ndarray:
+    """(B, ...) row i of `per_seat(races, seats[i])` for seats (B,) of 0 and 1: each seat's races
+    taken out and computed in one call, then put back in order."""
+    rows = [np.flatnonzero(seats == seat) for seat in (0, 1)]
+    parts = {seat: per_seat(races.take(found), seat) for seat, found in enumerate(rows) if found.size}
+    if not parts:  # no races: per_seat's own empty answer
+        return per_seat(races, 0)
+    sample = next(iter(parts.values()))
+    result = np.empty((len(seats), *sample.shape[1:]), dtype=sample.dtype)
+    for seat, part in parts.items():
+        result[rows[seat]] = part
+    return result
 
 
 def from_races(
