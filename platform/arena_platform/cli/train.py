@@ -12,6 +12,8 @@ with a training worker (`arena worker --queues training`) and your API token.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -165,12 +167,9 @@ def _checkpoint_line(checkpoint: dict[str, Any]) -> str:
 
 
 def _run_alphazero(args: argparse.Namespace) -> int:
-    if args.hours is None and args.max_steps is None:
-        raise UsageError("say how long to train: --hours H and/or --max-steps N")
-    try:
+    _needs_budget(args.hours, args.max_steps, "--max-steps N")
+    with _train_extra():
         from arena_bots.training.run import settings_for, train_alphazero
-    except ImportError as error:
-        raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
     from arena_platform.ratings import fit_ratings
 
     shape = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in SHAPE_OPTIONS}
@@ -202,12 +201,9 @@ def _add_dqn(train: argparse._SubParsersAction) -> None:
 
 
 def _run_dqn(args: argparse.Namespace) -> int:
-    if args.hours is None and args.max_steps is None:
-        raise UsageError("say how long to train: --hours H and/or --max-steps N")
-    try:
+    _needs_budget(args.hours, args.max_steps, "--max-steps N")
+    with _train_extra():
         from arena_bots.training.dqn_run import DqnSettings, train_dqn
-    except ImportError as error:
-        raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
     chosen: dict = {} if args.seed is None else {"seed": args.seed}
     if args.runner_from is not None:
         if not args.runner_from.is_file():
@@ -250,12 +246,24 @@ def _add_actor_critic(train: argparse._SubParsersAction) -> None:
 
 
 def _run_actor_critic(args: argparse.Namespace) -> int:
-    if args.hours is None and args.max_segments is None:
-        raise UsageError("say how long to train: --hours H and/or --max-segments N")
-    try:
+    _needs_budget(args.hours, args.max_segments, "--max-segments N")
+    with _train_extra():
         from arena_bots.training.actor_critic import settings_with, train_actor_critic
-    except ImportError as error:
-        raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
     given = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in AC_OPTIONS}
     train_actor_critic(args.out, args.hours, max_segments=args.max_segments, settings=settings_with(**given))
     return 0
+
+
+def _needs_budget(hours: float | None, limit: int | None, limit_option: str) -> None:
+    """UsageError unless a local run is told how long to train."""
+    if hours is None and limit is None:
+        raise UsageError(f"say how long to train: --hours H and/or {limit_option}")
+
+
+@contextmanager
+def _train_extra() -> Iterator[None]:
+    """Around a kit's import: its ImportError becomes a UsageError naming the missing 'train' extra."""
+    try:
+        yield
+    except ImportError as error:
+        raise UsageError(f"training needs the 'train' extra (pip install -e '.[train]'): {error}") from None
