@@ -48,7 +48,7 @@ from arena_bots.manifest import Manifest
 from arena_bots.players import GreedyPlayer
 from arena_bots.runtime import InProcessSession
 from arena_bots.training.environments import SmashEnvironments
-from arena_bots.training.evaluate import house_player, play_pairs
+from arena_bots.training.evaluate import house_player, play_pairs, win_draw_loss
 from arena_bots.training.networks import TwoTowerNet
 from arena_bots.training.run import _atomic, _write_json
 from arena_bots.training.vtrace import VtraceSettings, actor_critic_loss, masked_log_policy, vtrace
@@ -374,9 +374,8 @@ def versus_chain(model: bytes, name: str, pairs: int, seed: int) -> tuple[int, i
     """(wins, draws, losses) of the greedy bot `model` in `pairs` seat-swapped pairs against the
     chain bot (each pair: one seed, so the same pieces, for both seatings)."""
     player = GreedyPlayer(InProcessSession(model, threads=1), name=name)
-    records = play_pairs(GAME, player, house_player(CHAIN, 1), pairs, seed)
-    counts = [sum(r.score == score for r in records) for score in (1.0, 0.5, 0.0)]
-    return counts[0], counts[1], counts[2]
+    chain = house_player(CHAIN, 1)
+    return win_draw_loss(play_pairs(GAME, player, chain, pairs, seed), name, chain.name)
 
 
 def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
