@@ -208,8 +208,12 @@ class DqnRun:
         """One minibatch update of `role` (None while its memories are warming up). The blocker's
         minibatches mix in `demo_share` demonstrations, all of them while it is `demonstrating`."""
         size, memory, demos = self.settings.learn.batch_size, self.memories[role], self.memories["demos"]
-        from_demos = 0 if role == "runner" or not len(demos) else round(size * self.settings.demo_share)
-        from_demos = size if demonstrating else from_demos
+        if demonstrating:
+            from_demos = size
+        elif role == "blocker" and len(demos):
+            from_demos = round(size * self.settings.demo_share)
+        else:
+            from_demos = 0
         if len(memory) + len(demos) < self.settings.warmup or (from_demos < size and not len(memory)):
             return None
         counts = ((memory, size - from_demos), (demos, from_demos))
