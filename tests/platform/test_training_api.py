@@ -161,7 +161,7 @@ def test_a_claimed_session_saves_each_checkpoint_once_and_is_swept_when_silent(
         assert [(c.generation, c.version) for c in detail.checkpoints] == [(1, 1)]
         bot = db.get(Bot, detail.checkpoints[0].bot_id)
         assert bot.checkpoint
-        assert training.session_of_bot(db, bot_id=bot.id) == session_id
+        assert training.checkpoint_of_bot(db, bot_id=bot.id).session_id == session_id
         entry = next(e for e in reads.leaderboard(db, ladder_id=ladder_id) if e.bot_id == bot.id)
         assert entry.checkpoint
         saved, _ = training.save_generation(

@@ -104,6 +104,7 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
     ladder = ladders.get_ladder(session, ladder_id=bot.ladder_id)
     assert ladder is not None  # a foreign key
     spec = GAMES[ladder.game].spec
+    checkpoint = training.checkpoint_of_bot(session, bot_id=bot.id)
     return render(
         request,
         "bot.html",
@@ -114,7 +115,7 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         playable=ladder.game_version == spec.version and len(spec.heads) == 1,
         played=bool(data["games"]),  # a new bot can have games before its first rating
         successor=newest if newest is not None and newest.version > bot.version else None,
-        training_session=training.session_of_bot(session, bot_id=bot.id),
+        training_session=None if checkpoint is None else checkpoint.session_id,
         page_data=data,
     )
 

@@ -195,14 +195,8 @@ def describe_session(session: Session, *, session_id: int) -> TrainingDetail | N
     return TrainingDetail(**_summary(row, owner.name).model_dump(), checkpoints=checkpoints)
 
 
-def session_of_bot(session: Session, *, bot_id: int) -> int | None:
-    """The id of the training session whose checkpoint `bot_id` is, if it is one."""
-    statement = select(TrainingCheckpoint.session_id).where(col(TrainingCheckpoint.bot_id) == bot_id)
-    return session.exec(statement).first()
-
-
-def base_checkpoint(session: Session, *, bot_id: int) -> TrainingCheckpoint | None:
-    """The checkpoint that is `bot_id` (what a fine-tune starts from), if it is one."""
+def checkpoint_of_bot(session: Session, *, bot_id: int) -> TrainingCheckpoint | None:
+    """The training checkpoint that is `bot_id` (its session; what a fine-tune starts from), if any."""
     return session.exec(select(TrainingCheckpoint).where(col(TrainingCheckpoint.bot_id) == bot_id)).first()
 
 

@@ -192,7 +192,7 @@ def _base(session: Session, user: User, body: TrainingRequest) -> dict[str, Any]
     """A fine-tune's network: the base checkpoint's weights and shape ({} without a base bot)."""
     if body.base_bot_id is None:
         return {}
-    checkpoint = training.base_checkpoint(session, bot_id=body.base_bot_id)
+    checkpoint = training.checkpoint_of_bot(session, bot_id=body.base_bot_id)
     bot = session.get(Bot, body.base_bot_id)
     base = None if checkpoint is None else session.get(TrainingSession, checkpoint.session_id)
     if base is None or bot.owner_id != user.id or base.game != body.game:
