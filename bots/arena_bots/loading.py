@@ -13,6 +13,7 @@ from arena_bots.match import Player
 from arena_bots.players import (
     ChainPlayer,
     GreedyPlayer,
+    LookaheadPlayer,
     MctsPlayer,
     RacerPlayer,
     RandomPlayer,
@@ -22,14 +23,19 @@ from arena_bots.players import (
 from arena_bots.runtime import InferenceBackend
 from arena_games.registry import get_game
 
-HOUSE_KINDS = ("random", "uct", "racer", "chain")
-GAME_HOUSE_BOTS = {"racer": "csb", "chain": "smash"}  # house bots that play one game only
+HOUSE_KINDS = ("random", "uct", "racer", "chain", "lookahead")
+GAME_HOUSE_BOTS = {
+    "racer": "csb",
+    "chain": "smash",
+    "lookahead": "smash",
+}  # house bots that play one game only
 
 
 def house_player(kind: str, *, simulations: int, name: str | None = None, game: str | None = None) -> Player:
     """A house bot: `random` (uniform legal moves), `uct` (UCT with random rollouts; `simulations`
-    is its budget), `racer` (Coders Strike Back's heuristic racer) or `chain` (Smash the Code's
-    greedy chain builder). Given `game`, a bot that cannot play it is a ValueError."""
+    is its budget), `racer` (Coders Strike Back's heuristic racer), `chain` (Smash the Code's
+    greedy chain builder) or `lookahead` (the chain builder looking one pair further). Given
+    `game`, a bot that cannot play it is a ValueError."""
     if kind in GAME_HOUSE_BOTS and game not in (None, GAME_HOUSE_BOTS[kind]):
         raise ValueError(f"the house bot {kind} plays {GAME_HOUSE_BOTS[kind]} only, not {game}")
     if kind == "random":
@@ -40,6 +46,8 @@ def house_player(kind: str, *, simulations: int, name: str | None = None, game: 
         return UctPlayer(simulations=simulations, name=name or kind)
     if kind == "chain":
         return ChainPlayer(name=name or kind)
+    if kind == "lookahead":
+        return LookaheadPlayer(name=name or kind)
     raise ValueError(f"unknown house bot {kind!r} (known: {', '.join(HOUSE_KINDS)})")
 
 

@@ -21,6 +21,7 @@ from arena_bots.players import (
     SEARCH_LEAVES,
     ChainPlayer,
     GreedyPlayer,
+    LookaheadPlayer,
     MctsPlayer,
     RacerPlayer,
     RandomPlayer,
@@ -373,6 +374,48 @@ def test_the_chain_bot_beats_random_and_plays_only_smash() -> None:
     assert [result.returns for result in results] == [(1.0, -1.0), (-1.0, 1.0)]
     (refused,) = chain.decide(registered_game("bobail"), requests_for(registered_game("bobail"), 1))
     assert refused.fault == "the chain house bot plays only Smash the Code"
+
+
+def test_the_chain_bot_values_nothing_when_no_well_has_room() -> None:
+    smash_batch = importlib.import_module("arena_games.smash.playouts")
+    full = np.ones((2, 12, 6), dtype=np.int8)  # two wells filled to the top
+    pairs = np.array([[1, 2], [3, 4]])
+    for values in (ChainPlayer().values_many(full, pairs), LookaheadPlayer().values_many(full, pairs, pairs)):
+        assert values.shape == (2, len(smash_batch.legal(full)[0]))
+        assert np.all(values == -np.inf)
+
+
+def test_the_lookahead_bot_adds_the_best_chain_value_of_the_next_pair() -> None:
+    smash_batch = importlib.import_module("arena_games.smash.playouts")
+    wells = np.full((1, 12, 6), smash_batch.EMPTY, dtype=np.int8)
+    wells[0, :3, :2] = [[1, 2], [1, 2], [3, 3]]  # row 0 the bottom
+    pair, next_pair = np.array([[1, 2]]), np.array([[3, 1]])
+    lookahead = LookaheadPlayer(next_weight=0.5, keep=5)
+    values = lookahead.values_many(wells, pair, next_pair)
+    first = ChainPlayer().values_many(wells, pair)
+    looked = np.flatnonzero(np.isfinite(values[0]))
+    assert set(looked) == set(np.argsort(-first[0], kind="stable")[:5])  # the chain bot's top five
+    for action in looked:
+        placed = wells.copy()
+        points, _ = smash_batch.resolve_many(placed, smash_batch.place_many(placed, pair, np.array([action])))
+        after = ChainPlayer().values_many(placed, next_pair).max()
+        assert values[0, action] == pytest.approx(points[0] + 0.5 * after)
+
+
+def test_the_lookahead_bot_beats_the_chain_bot_and_plays_only_smash() -> None:
+    smash = registered_game("smash")
+    lookahead, chain = (
+        house_player("lookahead", simulations=1, game="smash"),
+        house_player("chain", simulations=1),
+    )
+    results = play_many(
+        smash, [MatchSetup(players=seats, seed=3) for seats in ((lookahead, chain), (chain, lookahead))]
+    )
+    assert [result.returns for result in results] == [(1.0, -1.0), (-1.0, 1.0)]
+    (refused,) = lookahead.decide(registered_game("bobail"), requests_for(registered_game("bobail"), 1))
+    assert refused.fault == "the lookahead house bot plays only Smash the Code"
+    with pytest.raises(ValueError, match="plays smash only"):
+        house_player("lookahead", simulations=1, game="pente")
 
 
 def test_uct_searches_smash_simultaneously_to_the_turn_limit() -> None:

@@ -32,7 +32,11 @@ MIDDLE_STEPS = 20
 
 @pytest.mark.parametrize(
     ("game", "house"),
-    [("csb", {"random", "racer"}), ("smash", {"random", "uct", "chain"}), ("bobail", {"random", "uct"})],
+    [
+        ("csb", {"random", "racer"}),
+        ("smash", {"random", "uct", "chain", "lookahead"}),
+        ("bobail", {"random", "uct"}),
+    ],
 )
 def test_a_ladder_gets_the_house_bots_of_its_game(engine: Engine, game, house):
     with session(engine) as db:

@@ -31,7 +31,7 @@ GAME = get_game("smash")
 SEED = 5
 MIDDLE_STEPS = 8  # turns played before the position asked about
 NETWORK_PLAYERS = ("greedy", "sample", "mcts")
-HOUSE_PLAYERS = ("random", "uct", "chain")
+HOUSE_PLAYERS = ("random", "uct", "chain", "lookahead")
 
 
 @pytest.fixture
@@ -54,7 +54,11 @@ def _middle() -> tuple[list[list[list[int]]], Any]:
 @pytest.mark.parametrize("player", NETWORK_PLAYERS + HOUSE_PLAYERS)
 def test_predict_places_the_pair_for_each_seat_from_actions_and_from_a_state(client, smash_bots, player):
     for answer in predict_for_each_seat(client, GAME, smash_bots[player], SEED, _middle()):
-        if player not in ("random", "chain"):  # the others explain themselves with their top placements
+        if player not in (
+            "random",
+            "chain",
+            "lookahead",
+        ):  # the others explain themselves with their top placements
             assert answer["insight"]["top"][0]["share"] > 0
 
 

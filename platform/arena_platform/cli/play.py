@@ -35,11 +35,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser(
         "play",
         help="play seeded games between house bots and ONNX files, as the ladder would",
-        description="Plays games between two bots: house bots (random, uct) or ONNX files, each validated "
-        "as an upload is. One game is printed position by position; --games N plays seat-swapped pairs "
-        "from the game's seeded openings, as the server plays a pairing of seed --seed, and prints W/D/L "
-        "and the Elo difference of the first bot over the second with its 95%% interval. The manifest "
-        "options apply to every ONNX file, as `arena bot check` takes them.",
+        description="Plays games between two bots: house bots (listed under --players) or ONNX files, "
+        "each validated as an upload is. One game is printed position by position; --games N plays "
+        "seat-swapped pairs from the game's seeded openings, as the server plays a pairing of seed "
+        "--seed, and prints W/D/L and the Elo difference of the first bot over the second with its 95%% "
+        "interval. The manifest options apply to every ONNX file, as `arena bot check` takes them.",
     )
     play.add_argument("--game", required=True, help=f"one of: {', '.join(sorted(GAMES))}")
     play.add_argument(

@@ -15,7 +15,7 @@ from arena_platform.models import Bot, Ladder
 DEFAULT_HOUSE_BOTS = ("random", "uct")
 HOUSE_BOTS: dict[str, tuple[str, ...]] = {
     "csb": ("random", "racer"),
-    "smash": ("random", "uct", "chain"),
+    "smash": ("random", "uct", "chain", "lookahead"),
 }
 
 
