@@ -164,3 +164,33 @@ def test_the_cli_trains_and_resumes_a_run_and_refuses_one_without_a_budget(tmp_p
     assert (tmp_path / "run" / "checkpoints" / "smash-ac-seg00001.onnx").exists()
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["settings"]
     assert (saved["blocks"], saved["vtrace"]["steps"]) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("option", "problem"),
+    [
+        (["--processes", "0"], "--processes must be at least 1, got 0"),
+        (["--device", "tpu"], "--device is cpu or cuda, got 'tpu'"),
+        pytest.param(
+            ["--device", "cuda"],
+            "this machine's PyTorch sees no CUDA device",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is there"),
+        ),
+    ],
+)
+def test_the_cli_names_a_bad_processes_or_device_option(tmp_path, capsys, option, problem):
+    from arena_platform import cli
+
+    train = [
+        "train",
+        "actor-critic",
+        "--game",
+        "smash",
+        "--out",
+        str(tmp_path / "run"),
+        "--max-segments",
+        "1",
+    ]
+    assert cli.main([*train, *option]) != 0
+    assert problem in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -30,12 +30,13 @@ replaced atomically at the end of every segment, so a stopped run resumes exactl
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from arena_bots.export import export_bot
 from arena_bots.manifest import Manifest
 from arena_bots.players import GreedyPlayer
 from arena_bots.runtime import InProcessSession
+from arena_bots.training.demonstrations import Demonstrations, record
 from arena_bots.training.environments import SmashEnvironments
 from arena_bots.training.evaluate import house_player, play_pairs, win_draw_loss
 from arena_bots.training.networks import TwoTowerNet
@@ -55,6 +57,7 @@ from arena_bots.training.vtrace import VtraceSettings, actor_critic_loss, masked
 from arena_games.smash import GAME
 
 CHAIN = "chain"
+DEMONSTRATIONS = "demonstrations.npz"  # in the run folder
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ class ActorCriticSettings:
     phase_two_entropy_weight: float = 0.001
     imitation_segments: int = 0
     imitation_weight: float = 1.0
+    demonstration_games: int = 0  # the lookahead bot's games recorded before the first segment
+    pretrain_passes: int = 0  # supervised passes over them (policy: its choice; value: the result)
+    demonstration_share: float = 0.25  # then: demonstrations per minibatch, as a share of it
     checkpoint_every: int = 20  # segments
     eval_pairs: int = 16  # seat-swapped pairs against the chain bot per checkpoint
     seed: int = 0
@@ -104,6 +110,7 @@ class Progress:
     games: int = 0  # games finished by the lanes (a self-play game counts for both lanes)
     positions: int = 0  # lane positions played and trained on
     wall_seconds: float = 0.0
+    pretrain_passes: int = 0  # passes over the demonstrations done
     recent: dict[str, float] = field(default_factory=dict)  # the last segment's losses and results
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
 
@@ -138,12 +145,15 @@ def phase(settings: ActorCriticSettings, segment: int) -> tuple[int, float, floa
 
 
 class Trainer:
-    """The live state of a run: network, optimiser, games, generator, counters."""
+    """The live state of a run: network, optimiser, games, generator, counters, and the
+    demonstrations once recorded. `device` is where the network trains ("cpu", "cuda")."""
 
-    def __init__(self, settings: ActorCriticSettings) -> None:
+    def __init__(self, settings: ActorCriticSettings, device: str = "cpu") -> None:
         torch.manual_seed(settings.seed)
         self.settings = settings
-        self.network = build_network(settings)
+        self.device = torch.device(device)
+        self.network = build_network(settings).to(self.device)
+        self.demonstrations: Demonstrations | None = None
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=settings.learning_rate)
         self.environments = SmashEnvironments(settings.against_chain, settings.self_play, settings.seed << 32)
         self.rng = np.random.default_rng(settings.seed)
@@ -160,8 +170,8 @@ class Trainer:
         for _ in range(steps):
             inputs, mask = envs.observe()
             with torch.no_grad():
-                logits, _ = self.network(*(torch.from_numpy(array) for array in inputs.values()))
-                log_policy = masked_log_policy(logits, torch.from_numpy(mask)).numpy()
+                logits, _ = self.network(*self._tensors(inputs.values()))
+                log_policy = masked_log_policy(logits, self._tensor(mask)).cpu().numpy()
             chosen = _sample(np.exp(log_policy), self.rng)
             result = envs.step(chosen, imitate=imitate)
             rows.append(inputs)
@@ -192,15 +202,16 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate
         steps, lanes = segment.actions.shape
-        inputs = [torch.from_numpy(a.reshape(-1, *a.shape[2:])) for a in segment.inputs.values()]
-        legal = torch.from_numpy(segment.legal.reshape(steps * lanes, -1))
-        actions = torch.from_numpy(segment.actions.reshape(-1))
-        guide = torch.from_numpy(segment.guide.reshape(-1)).clamp(min=0)
+        inputs = self._tensors(a.reshape(-1, *a.shape[2:]) for a in segment.inputs.values())
+        legal = self._tensor(segment.legal.reshape(steps * lanes, -1))
+        actions = self._tensor(segment.actions.reshape(-1))
+        guide = self._tensor(segment.guide.reshape(-1)).clamp(min=0)
+        demonstrated = self._demonstration_rows()
         sums: dict[str, float] = {}
         updates = 0
         for _ in range(settings.iterations):
             targets, advantages = self.targets(segment, inputs, legal, actions)
-            order = torch.from_numpy(self.rng.permutation(steps * lanes))
+            order = self._tensor(self.rng.permutation(steps * lanes))
             for batch in torch.split(order, settings.minibatch):
                 self.network.train()
                 logits, values = self.network(*(tensor[batch] for tensor in inputs))
@@ -222,6 +233,12 @@ class Trainer:
                     imitation = -log_policy.gather(1, guide[batch, None]).mean()
                     total = total + settings.imitation_weight * imitation
                     parts["imitation"] = imitation.item()
+                if demonstrated:
+                    imitation = self._demonstration_loss(
+                        self.rng.choice(len(self.demonstrations), demonstrated)
+                    )[0]
+                    total = total + settings.imitation_weight * imitation
+                    parts["demonstrations"] = imitation.item()
                 self.optimizer.zero_grad()
                 total.backward()
                 self.optimizer.step()
@@ -242,15 +259,61 @@ class Trainer:
         with torch.no_grad():
             logits, values = self.network(*inputs)
             log_pi = masked_log_policy(logits[: steps * lanes], legal).gather(1, actions[:, None])
-        log_ratio = log_pi.reshape(steps, lanes) - torch.from_numpy(segment.behaviour_log_prob)
+        log_ratio = log_pi.reshape(steps, lanes) - self._tensor(segment.behaviour_log_prob)
         targets, advantages = vtrace(
             values.reshape(steps + 1, lanes),
-            torch.from_numpy(segment.rewards),
-            torch.from_numpy(segment.dones),
+            self._tensor(segment.rewards),
+            self._tensor(segment.dones),
             log_ratio,
             self.settings.vtrace,
         )
         return targets.reshape(-1), advantages.reshape(-1)
+
+    def _tensor(self, array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+
+    def _tensors(self, arrays: Iterable[np.ndarray]) -> list[torch.Tensor]:
+        return [self._tensor(array) for array in arrays]
+
+    def _demonstration_rows(self) -> int:
+        """Demonstrations added to each minibatch of a segment's passes (0 when there are none)."""
+        if self.demonstrations is None or not len(self.demonstrations):
+            return 0
+        return round(self.settings.minibatch * self.settings.demonstration_share)
+
+    def _demonstration_loss(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """(cross-entropy to the demonstrator's choice, squared error of the value to the game's
+        result) over demonstration positions `rows`, each a mean with gradient."""
+        demonstrations = self.demonstrations
+        inputs, legal = demonstrations.inputs(rows)
+        self.network.train()
+        logits, values = self.network(*self._tensors(inputs.values()))
+        log_policy = masked_log_policy(logits, self._tensor(legal))
+        chosen = log_policy.gather(1, self._tensor(demonstrations.action[rows])[:, None])
+        return -chosen.mean(), torch.mean((values - self._tensor(demonstrations.outcome[rows])) ** 2)
+
+    def pretrain_pass(self) -> dict[str, float]:
+        """One supervised pass over the demonstrations in shuffled minibatches: the policy learns
+        the demonstrator's choice, the value the game's result. The mean losses."""
+        settings = self.settings
+        sums = {"imitation": 0.0, "value": 0.0}
+        batches = np.array_split(
+            self.rng.permutation(len(self.demonstrations)),
+            max(len(self.demonstrations) // settings.minibatch, 1),
+        )
+        for group in self.optimizer.param_groups:
+            group["lr"] = settings.learning_rate
+        for rows in batches:
+            imitation, value = self._demonstration_loss(rows)
+            self.optimizer.zero_grad()
+            (imitation + settings.value_weight * value).backward()
+            self.optimizer.step()
+            sums["imitation"] += imitation.item()
+            sums["value"] += value.item()
+        self.network.eval()
+        self.progress.step += len(batches)
+        self.progress.pretrain_passes += 1
+        return {key: round(value / len(batches), 4) for key, value in sums.items()}
 
     def segment(self) -> dict[str, float]:
         """One segment: play, then learn; the counters move on. Returns what to log."""
@@ -278,7 +341,7 @@ class Trainer:
         manifest = Manifest(
             game=GAME.name, game_version=GAME.spec.version, name=name, player=player, value="sigmoid"
         )
-        return export_bot(self.network, GAME, manifest, path)
+        return export_bot(copy.deepcopy(self.network).cpu(), GAME, manifest, path)
 
     def state(self) -> dict[str, Any]:
         return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict()}
@@ -307,15 +370,20 @@ class Run:
         self.wall_at_start = trainer.progress.wall_seconds
 
     @classmethod
-    def open(cls, folder: Path, settings: ActorCriticSettings | None) -> Run:
+    def open(cls, folder: Path, settings: ActorCriticSettings | None, device: str = "cpu") -> Run:
         config = folder / "config.json"
         if config.exists():
             saved = json.loads(config.read_text())
             if saved["game"] != GAME.name:
                 raise ValueError(f"{folder} holds a {saved['game']} run, not an actor-critic {GAME.name} run")
-            trainer = Trainer(ActorCriticSettings.from_dict(saved["settings"]))
+            trainer = Trainer(ActorCriticSettings.from_dict(saved["settings"]), device)
+            if (folder / DEMONSTRATIONS).exists():
+                with np.load(folder / DEMONSTRATIONS) as arrays:
+                    trainer.demonstrations = Demonstrations.from_arrays(dict(arrays))
             if (folder / "state.pt").exists():
-                trainer.load_state(torch.load(folder / "state.pt", weights_only=True))
+                trainer.load_state(
+                    torch.load(folder / "state.pt", map_location=trainer.device, weights_only=True)
+                )
                 with np.load(folder / "environments.npz") as arrays:
                     trainer.environments.load_arrays(dict(arrays))
                 progress = json.loads((folder / "progress.json").read_text())
@@ -323,7 +391,7 @@ class Run:
                 trainer.rng.bit_generator.state = progress["rng"]
             return cls(folder, trainer)
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
-        trainer = Trainer(settings or ActorCriticSettings())
+        trainer = Trainer(settings or ActorCriticSettings(), device)
         _write_json(
             config, {"game": GAME.name, "kit": "actor-critic", "settings": trainer.settings.to_dict()}
         )
@@ -340,6 +408,28 @@ class Run:
             self.folder / "environments.npz", lambda path: np.savez(path, **trainer.environments.to_arrays())
         )
         self.save_progress()
+
+    def demonstrate(self, processes: int, log: Callable[[str], None]) -> None:
+        """Records the settings' demonstration games once (kept in the folder), then makes the
+        pretraining passes not made yet, saving after each, and checkpoints the pretrained network."""
+        trainer, settings = self.trainer, self.trainer.settings
+        if settings.demonstration_games and trainer.demonstrations is None:
+            started = time.monotonic()
+            trainer.demonstrations = record(settings.demonstration_games, settings.seed << 40, processes)
+            arrays = trainer.demonstrations.to_arrays()
+            _atomic(self.folder / DEMONSTRATIONS, lambda path: np.savez_compressed(path, **arrays))
+            log(
+                f"demonstrations: {settings.demonstration_games} games of the lookahead bot, "
+                f"{len(trainer.demonstrations)} positions in {time.monotonic() - started:.0f} s "
+                f"({processes} processes)"
+            )
+        if trainer.progress.pretrain_passes >= settings.pretrain_passes:
+            return
+        while trainer.progress.pretrain_passes < settings.pretrain_passes:
+            losses = trainer.pretrain_pass()
+            self.save()
+            log(f"pretraining pass {trainer.progress.pretrain_passes}: " + _fields(losses))
+        log(self.checkpoint())  # the pretrained network, before any self-play
 
     def save_progress(self) -> None:
         progress = self.trainer.progress
@@ -368,6 +458,10 @@ class Run:
         self.save_progress()
         plot_curve(progress.checkpoints, str(self.folder / "curve.png"))
         return f"checkpoint {name}: {wins}-{draws}-{losses} against chain"
+
+
+def _fields(values: dict[str, float]) -> str:
+    return " ".join(f"{key} {value}" for key, value in values.items())
 
 
 def versus_chain(model: bytes, name: str, pairs: int, seed: int) -> tuple[int, int, int]:
@@ -428,17 +522,21 @@ def train_actor_critic(
     *,
     max_segments: int | None = None,
     settings: ActorCriticSettings | None = None,
+    processes: int = 1,
+    device: str = "cpu",
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Train (or resume) the actor-critic Smash bot in `out_dir` for `hours` of wall time in this
     call or until the run has `max_segments` segments in all (one at least must be given); ends
-    with a checkpoint. Returns the progress as a dict."""
+    with a checkpoint. A new run first records its demonstrations (on `processes` processes) and
+    pretrains on them, as its settings say. Returns the progress as a dict."""
     if hours is None and max_segments is None:
         raise ValueError("give hours or max_segments (or both)")
     torch.set_num_threads(1)
-    run = Run.open(Path(out_dir), settings)
+    run = Run.open(Path(out_dir), settings, device)
     trainer, progress = run.trainer, run.trainer.progress
     deadline = time.monotonic() + (hours * 3600.0 if hours is not None else math.inf)
+    run.demonstrate(processes, log)
     started, positions_at_start = time.monotonic(), progress.positions
     while time.monotonic() < deadline and (max_segments is None or progress.segment < max_segments):
         recent = trainer.segment()
@@ -446,8 +544,7 @@ def train_actor_critic(
         rate = (progress.positions - positions_at_start) / (time.monotonic() - started)
         line = (
             f"segment {progress.segment} step {progress.step} games {progress.games} "
-            f"positions {progress.positions} ({rate:.0f}/s) | "
-            + " ".join(f"{key} {value}" for key, value in recent.items())
+            f"positions {progress.positions} ({rate:.0f}/s) | " + _fields(recent)
         )
         if progress.segment % trainer.settings.checkpoint_every == 0:
             line += " | " + run.checkpoint()

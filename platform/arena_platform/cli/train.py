@@ -227,6 +227,9 @@ AC_OPTIONS = {
     "n-step": (int, "V-trace steps (1: one-step)"),
     "phase-two-at": (int, "segments before the seed's phase 2 (lr x 0.7, entropy 0.001)"),
     "imitation-segments": (int, "first segments that also imitate the chain bot (a kick-start)"),
+    "demonstration-games": (int, "games of the lookahead house bot recorded before the first segment"),
+    "pretrain-passes": (int, "supervised passes over the demonstrations before the first segment"),
+    "demonstration-share": (float, "demonstrations added to each minibatch, as a share of it"),
     "checkpoint-every": (int, "segments between checkpoints"),
     "eval-pairs": (int, "seat-swapped pairs against the chain bot per checkpoint"),
     "seed": (int, "the run's seed"),
@@ -242,15 +245,32 @@ def _add_actor_critic(train: argparse._SubParsersAction) -> None:
     kit.add_argument("--max-segments", type=int, help="stop once the run has this many segments")
     for option, (kind, meaning) in AC_OPTIONS.items():
         kit.add_argument(f"--{option}", type=kind, help=f"{meaning} (new runs only)")
+    kit.add_argument("--processes", type=int, default=1, help="processes that record the demonstrations")
+    kit.add_argument("--device", default="cpu", help="where the network trains: cpu or cuda")
     kit.set_defaults(run=_run_actor_critic)
 
 
 def _run_actor_critic(args: argparse.Namespace) -> int:
     _needs_budget(args.hours, args.max_segments, "--max-segments N")
     with _train_extra():
+        import torch
+
         from arena_bots.training.actor_critic import settings_with, train_actor_critic
     given = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in AC_OPTIONS}
-    train_actor_critic(args.out, args.hours, max_segments=args.max_segments, settings=settings_with(**given))
+    if args.processes < 1:
+        raise UsageError(f"--processes must be at least 1, got {args.processes}")
+    if args.device not in ("cpu", "cuda"):
+        raise UsageError(f"--device is cpu or cuda, got {args.device!r}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: this machine's PyTorch sees no CUDA device")
+    train_actor_critic(
+        args.out,
+        args.hours,
+        max_segments=args.max_segments,
+        settings=settings_with(**given),
+        processes=args.processes,
+        device=args.device,
+    )
     return 0
 
 
