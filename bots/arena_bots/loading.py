@@ -12,6 +12,7 @@ from arena_bots.manifest import Manifest
 from arena_bots.match import Player
 from arena_bots.players import (
     ChainPlayer,
+    GardenerPlayer,
     GreedyPlayer,
     LookaheadPlayer,
     MctsPlayer,
@@ -23,11 +24,12 @@ from arena_bots.players import (
 from arena_bots.runtime import InferenceBackend
 from arena_games.registry import get_game
 
-HOUSE_KINDS = ("random", "uct", "racer", "chain", "lookahead")
+HOUSE_KINDS = ("random", "uct", "racer", "chain", "lookahead", "gardener")
 GAME_HOUSE_BOTS = {
     "racer": "csb",
     "chain": "smash",
     "lookahead": "smash",
+    "gardener": "spring2021",
 }  # house bots that play one game only
 
 
@@ -48,6 +50,8 @@ def house_player(kind: str, *, simulations: int, name: str | None = None, game: 
         return ChainPlayer(name=name or kind)
     if kind == "lookahead":
         return LookaheadPlayer(name=name or kind)
+    if kind == "gardener":
+        return GardenerPlayer(name=name or kind)
     raise ValueError(f"unknown house bot {kind!r} (known: {', '.join(HOUSE_KINDS)})")
 
 

@@ -31,6 +31,8 @@ from arena_games.csb import playouts as csb_playouts
 from arena_games.csb import rules as csb_rules
 from arena_games.smash import playouts as smash_batch
 from arena_games.smash import rules as smash_rules
+from arena_games.spring2021 import rules as spring_rules
+from arena_games.spring2021.gardener import gardener_action
 
 
 class RandomPlayer:
@@ -58,6 +60,21 @@ class RacerPlayer:
         seats = np.array([r.player for r in requests])
         actions = csb_rules.by_seat(races, seats, csb_playouts.racer_actions)
         return [Decision(action=tuple(row)) for row in actions.tolist()]
+
+
+class GardenerPlayer:
+    """House bot of Spring 2021: the hand-written priorities of `arena_games.spring2021.gardener`
+    (complete late, grow the biggest tree, seed while free), one frame per request."""
+
+    def __init__(self, name: str = "gardener") -> None:
+        self.name = name
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        if game.name != spring_rules.GAME_NAME:
+            return [Decision(action=None, fault=f"the {self.name} house bot plays only Spring 2021")] * len(
+                requests
+            )
+        return [Decision(action=(gardener_action(r.state, r.player),)) for r in requests]
 
 
 # Descents per tree and round of the AlphaZero player (virtual loss, `arena_bots.mcts`): a worker's

@@ -418,6 +418,18 @@ def test_the_lookahead_bot_beats_the_chain_bot_and_plays_only_smash() -> None:
         house_player("lookahead", simulations=1, game="pente")
 
 
+def test_the_gardener_beats_random_and_plays_only_spring() -> None:
+    spring = registered_game("spring2021")
+    gardener = house_player("gardener", simulations=1, game="spring2021")
+    setups = [
+        MatchSetup(players=seats, seed=3)
+        for seats in ((gardener, RandomPlayer()), (RandomPlayer(), gardener))
+    ]
+    assert [result.returns for result in play_many(spring, setups)] == [(1.0, -1.0), (-1.0, 1.0)]
+    (refused,) = gardener.decide(registered_game("bobail"), requests_for(registered_game("bobail"), 1))
+    assert refused.fault == "the gardener house bot plays only Spring 2021"
+
+
 def test_uct_searches_smash_simultaneously_to_the_turn_limit() -> None:
     smash = registered_game("smash")
     result = play(smash, [UctPlayer(simulations=8), ChainPlayer()], seed=2, config={"TURN_LIMIT": 4})

@@ -23,6 +23,7 @@ from arena_games.spring2021.board import (
     JavaRandom,
 )
 from arena_games.spring2021.encoding import encode
+from arena_games.spring2021.gardener import gardener_action
 from arena_games.spring2021.render import render, view
 
 DATA = Path(__file__).parent / "data"
@@ -500,3 +501,34 @@ def test_playouts_play_out_the_last_frames_by_the_rules():
     assert list(rules.action_commands(state, A)) == [WAIT] == list(rules.action_commands(state, B))
     ended = GAME.step(state, [(WAIT,), (WAIT,)])
     np.testing.assert_array_equal(GAME.playouts([state], [np.random.default_rng(0)])[0], GAME.returns(ended))
+
+
+# --- the gardener house bot -----------------------------------------------------------------------
+
+
+def test_the_gardener_completes_the_richest_large_tree_in_the_last_days_or_beyond_its_keep():
+    two_large = {0: (A, 3), 20: (A, 3)}  # richness 3 and 1
+    assert gardener_action(position(two_large, sun=(8, 0), day=20), A) == 0  # 3 days left: cash in
+    kept = position(two_large, sun=(8, 0), day=12)
+    assert rules.action_command(kept, A, gardener_action(kept, A))[0] != "COMPLETE"  # kept for their sun
+    four_large = {**two_large, 7: (A, 3), 21: (A, 3)}
+    assert gardener_action(position(four_large, sun=(8, 0), day=12), A) == 0
+    assert gardener_action(position(four_large, sun=(8, 0), day=10), A) != 0  # not before COMPLETE_FROM
+
+
+def test_the_gardener_grows_the_biggest_tree_that_can_still_be_completed():
+    trees = {1: (A, 1), 20: (A, 2)}
+    assert gardener_action(position(trees, sun=(20, 0), day=5), A) == 20  # size 2 before size 1
+    late = {1: (A, 1)}  # on day 22 a size-1 tree cannot reach size 3 and be completed
+    assert gardener_action(position(late, sun=(20, 0), day=22), A) == WAIT
+    assert gardener_action(position({1: (A, 2)}, sun=(20, 0), day=22), A) == 1
+
+
+def test_the_gardener_seeds_only_while_free_before_day_19_and_away_from_its_trees():
+    # A size-2 tree on the centre cell, no sun for a grow: a free seed lands in ring 2 (distance 2,
+    # richness 2), the lowest such cell; ring 1 would be shaded by the tree itself.
+    big = {0: (A, 2)}
+    assert gardener_action(position(big, day=5), A) == 7
+    assert gardener_action(position(big, day=19), A) == WAIT
+    with_seed = {0: (A, 2), 30: (A, 0, True)}  # a seed already owned: the next one would cost sun
+    assert gardener_action(position(with_seed, sun=(0, 0), day=5), A) == WAIT

@@ -35,6 +35,7 @@ MIDDLE_STEPS = 20
     [
         ("csb", {"random", "racer"}),
         ("smash", {"random", "uct", "chain", "lookahead"}),
+        ("spring2021", {"random", "uct", "gardener"}),
         ("bobail", {"random", "uct"}),
     ],
 )

@@ -43,6 +43,7 @@ class SpringBots:
     mcts: int
     random: int  # house bots
     uct: int
+    gardener: int
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def spring_bots(engine: Engine, blobs: BlobStore, onnx_bot: Callable[..., bytes]
         network = network_bots(db, blobs, ladder, onnx_bot, ("greedy", "sample", "mcts"))
         house = {bot.name: bot.id for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}
         db.commit()
-    return SpringBots(**network, random=house["random"], uct=house["uct"])
+    return SpringBots(**network, random=house["random"], uct=house["uct"], gardener=house["gardener"])
 
 
 def _middle() -> tuple[list[list[list[int]]], Any]:
@@ -60,10 +61,10 @@ def _middle() -> tuple[list[list[list[int]]], Any]:
     return random_position(GAME, SEED, MIDDLE_STEPS)
 
 
-@pytest.mark.parametrize("player", ["greedy", "sample", "random", "mcts", "uct"])
+@pytest.mark.parametrize("player", ["greedy", "sample", "random", "mcts", "uct", "gardener"])
 def test_predict_answers_for_each_seat_from_actions_and_from_a_state(client, spring_bots, player):
     for answer in predict_for_each_seat(client, GAME, getattr(spring_bots, player), SEED, _middle()):
-        if player != "random":  # network bots explain themselves with their policy's top moves
+        if player not in ("random", "gardener"):  # the others explain themselves with their top moves
             assert answer["insight"]["top"][0]["share"] > 0
 
 
