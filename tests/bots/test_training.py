@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,17 +14,19 @@ pytest.importorskip("torch")
 import torch
 
 from arena_bots.export import export_bot
+from arena_bots.loading import house_player
 from arena_bots.manifest import Manifest
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
 from arena_bots.training.networks import MlpNet, build_network, parameter_count
-from arena_bots.training.run import RunSettings, train_alphazero
-from arena_bots.training.selfplay import Positions, SelfPlaySettings, play_generation
+from arena_bots.training.run import RunSettings, settings_for, train_alphazero
+from arena_bots.training.selfplay import Positions, SelfPlaySettings, play_generation, play_teacher_generation
 from arena_bots.training.trainer import TrainSettings
 from arena_bots.validation import validate
 from arena_games.api import Game
 from arena_games.bobail.rules import SIZE as BOBAIL_SIZE
 from arena_games.registry import get_game
+from arena_games.spring2021.gardener import gardener_action
 from arena_platform.ratings import fit_ratings
 
 BOBAIL, PENTE, SPRING = get_game("bobail"), get_game("pente"), get_game("spring2021")
@@ -214,3 +218,61 @@ def test_short_run_resumes_and_exports_valid_bots(tmp_path, game, config):
     assert (tmp_path / "curve.png").stat().st_size > 0
     report = validate((tmp_path / "checkpoints" / f"{names[-1]}.onnx").read_bytes(), game)
     assert report.ok, report.message
+
+
+def test_a_teacher_generation_records_the_house_bots_choices_and_results():
+    settings = SelfPlaySettings(games=2, parallel=2, opening_fraction=0.0, game_config={"MAX_ROUNDS": 3})
+    gardener = house_player("gardener", simulations=1, game="spring2021")
+    positions, stats = play_teacher_generation(SPRING, gardener, settings, seed=0, explore=0.0)
+    assert stats.games == 2
+    assert len(positions) == stats.positions
+    assert np.array_equal(positions.policy.sum(axis=1), np.ones(len(positions)))  # one-hot targets
+    assert set(np.unique(positions.value)) <= {-1.0, 0.0, 1.0}
+    start = SPRING.init(int(np.random.default_rng((0, 0)).integers(2**31)), settings.game_config)
+    assert np.array_equal(positions.inputs["obs"][0], SPRING.encode(start, 0)["obs"])  # game 0, seat 0 first
+    assert np.argmax(positions.policy[0]) == gardener_action(start, 0)
+    explored, _ = play_teacher_generation(SPRING, gardener, settings, seed=0, explore=1.0)
+    assert not np.array_equal(
+        explored.inputs["obs"][: len(positions)], positions.inputs["obs"][: len(explored)]
+    )
+
+
+def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
+    settings = dataclasses.replace(
+        TINY,
+        selfplay=dataclasses.replace(TINY.selfplay, game_config={"MAX_ROUNDS": 3}, opening_fraction=0.0),
+        teacher="gardener",
+        teacher_generations=1,
+    )
+    first = train_alphazero(
+        "spring2021", tmp_path, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
+    )
+    second = train_alphazero(
+        "spring2021", tmp_path, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False
+    )
+    assert (first["generation"], second["generation"]) == (1, 2)
+    saved = json.loads((tmp_path / "config.json").read_text())["settings"]
+    assert (saved["teacher"], saved["teacher_generations"]) == ("gardener", 1)
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ({"teacher": "chain"}, "the house bot chain plays smash only, not spring2021"),
+        ({"teacher_generations": 4}, "teacher generations need a teacher"),
+        ({"teacher": "gardener", "teacher_generations": -1}, "must be 0 or more"),
+        ({"teacher": "gardener", "teacher_explore": 1.5}, "a share in [0, 1]"),
+    ],
+)
+def test_settings_refuse_a_teacher_that_cannot_teach(given, problem):
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        settings_for("spring2021", **given)
+
+
+def test_the_cli_names_a_bad_teacher(tmp_path, capsys):
+    from arena_platform import cli
+
+    command = ["train", "alphazero", "--game", "bobail", "--out", str(tmp_path / "run"), "--max-steps", "1"]
+    assert cli.main([*command, "--teacher", "gardener", "--teacher-generations", "2"]) != 0
+    assert "the house bot gardener plays spring2021 only, not bobail" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -60,10 +60,11 @@ def network_player(name: str, model: bytes, game: Game, simulations: int, c_puct
     return MctsPlayer(evaluator, simulations=simulations, c_puct=c_puct, name=name)
 
 
-def house_player(name: str, simulations: int) -> Player:
+def house_player(name: str, simulations: int, game: str | None = None) -> Player:
     """A house bot by its kind, which is its rating name (`arena_bots.loading.HOUSE_KINDS`): UCT with
-    random rollouts at `simulations`, uniform random, or Smash the Code's chain builder."""
-    return loading.house_player(name, simulations=simulations)
+    random rollouts at `simulations`, uniform random, or a game's heuristic bot. Given `game`, a bot
+    that cannot play it is a ValueError."""
+    return loading.house_player(name, simulations=simulations, game=game)
 
 
 def play_pairs(

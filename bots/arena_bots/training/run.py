@@ -55,7 +55,7 @@ from arena_bots.training.evaluate import (
     plot_curve,
 )
 from arena_bots.training.networks import AlphaZeroNet, MlpNet, build_network
-from arena_bots.training.selfplay import SelfPlaySettings, play_generation
+from arena_bots.training.selfplay import SelfPlaySettings, play_generation, play_teacher_generation
 from arena_bots.training.trainer import TrainSettings, make_optimizer, steps_for, train_steps
 from arena_games.api import Game
 from arena_games.registry import get_game
@@ -73,6 +73,12 @@ class RunSettings:
     checkpoint_every: int = 5  # generations
     eval_pairs: int = 8  # seat-swapped pairs per opponent of a new checkpoint
     eval_simulations: int = 64  # per move, for checkpoints and UCT alike
+    # The first `teacher_generations` generations are demonstrations instead of self-play: games of
+    # the house bot `teacher` against itself (selfplay.play_teacher_generation), `teacher_explore`
+    # of their moves random. "" (the default) has none.
+    teacher: str = ""
+    teacher_generations: int = 0
+    teacher_explore: float = 0.1
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,9 +136,13 @@ def settings_for(
     checkpoint_every: int | None = None,
     eval_pairs: int | None = None,
     eval_simulations: int | None = None,
+    teacher: str | None = None,
+    teacher_generations: int | None = None,
+    teacher_explore: float | None = None,
     seed: int | None = None,
 ) -> RunSettings:
-    """The game's default settings with the given ones replaced (None: keep the default)."""
+    """The game's default settings with the given ones replaced (None: keep the default).
+    ValueError names a teacher that cannot teach this game or demonstrations without a teacher."""
     base = DEFAULT_SETTINGS.get(game_name, RunSettings())
     selfplay = {"simulations": simulations, "games": games, "parallel": parallel}
     top = {
@@ -142,13 +152,29 @@ def settings_for(
         "checkpoint_every": checkpoint_every,
         "eval_pairs": eval_pairs,
         "eval_simulations": eval_simulations,
+        "teacher": teacher,
+        "teacher_generations": teacher_generations,
+        "teacher_explore": teacher_explore,
         "seed": seed,
     }
-    return dataclasses.replace(
+    settings = dataclasses.replace(
         base,
         selfplay=dataclasses.replace(base.selfplay, **_given(selfplay)),
         **_given(top),
     )
+    _check_teacher(settings, game_name)
+    return settings
+
+
+def _check_teacher(settings: RunSettings, game_name: str) -> None:
+    if settings.teacher_generations < 0:
+        raise ValueError(f"teacher generations must be 0 or more, got {settings.teacher_generations}")
+    if not 0.0 <= settings.teacher_explore <= 1.0:
+        raise ValueError(f"the teacher's exploration is a share in [0, 1], got {settings.teacher_explore}")
+    if settings.teacher_generations and not settings.teacher:
+        raise ValueError("teacher generations need a teacher (a house bot of the game)")
+    if settings.teacher:
+        house_player(settings.teacher, settings.eval_simulations, game=game_name)  # ValueError if it cannot
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -267,9 +293,14 @@ class Run:
     def train_generation(self) -> str:
         """One generation: self-play, buffer, training, and the resume point saved; a log line."""
         settings, progress = self.settings, self.progress
-        model = self.export("self-play")
         seed = settings.seed * 1_000_003 + progress.generation
-        positions, stats = play_generation(self.game, model, settings.selfplay, seed)
+        if progress.generation < settings.teacher_generations:
+            teacher = house_player(settings.teacher, settings.eval_simulations, game=self.game.name)
+            positions, stats = play_teacher_generation(
+                self.game, teacher, settings.selfplay, seed, settings.teacher_explore
+            )
+        else:
+            positions, stats = play_generation(self.game, self.export("self-play"), settings.selfplay, seed)
         self.buffer.add(positions)
         steps = steps_for(len(positions), settings.train)
         rng = np.random.default_rng((settings.seed, progress.generation, 1))

@@ -20,14 +20,14 @@ is no resignation: every game is played to its end.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from arena_bots.evaluators import NetworkEvaluator
-from arena_bots.match import Request
+from arena_bots.match import Decision, Player, Request
 from arena_bots.mcts import SearchConfig, SearchResult, choose_action, search
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
@@ -93,6 +93,11 @@ class _Game:
         return [Request(self.state, player, self.rng) for player in game.to_move(self.state)]
 
 
+# One lockstep round's choices: for every running game, for each of its requests, the policy
+# target recorded for that position (float32 (A,)) and the action index played.
+Choices = list[list[tuple[np.ndarray, int]]]
+
+
 def play_generation(
     game: Game, model: bytes, settings: SelfPlaySettings, seed: int
 ) -> tuple[Positions, GenerationStats]:
@@ -106,15 +111,59 @@ def play_generation(
         dirichlet_alpha=settings.dirichlet_alpha,
     )
     width = next(iter(game.spec.heads.values()))
+
+    def searched(running: list[_Game], requests: list[list[Request]]) -> Choices:
+        results = iter(search(game, evaluator, [r for rs in requests for r in rs], config))
+        choices = []
+        for g, own in zip(running, requests, strict=True):
+            temperature = 1.0 if g.moves < settings.temperature_moves else 0.0
+            choices.append([_visit_choice(next(results), temperature, g.rng, width) for _ in own])
+        return choices
+
+    try:
+        return _play(game, settings, seed, searched)
+    finally:
+        session.close()
+
+
+def play_teacher_generation(
+    game: Game, teacher: Player, settings: SelfPlaySettings, seed: int, explore: float
+) -> tuple[Positions, GenerationStats]:
+    """`settings.games` games of the house bot `teacher` against itself, as demonstrations: each
+    position's policy target is the teacher's choice (one-hot), its value the game's result. With
+    probability `explore` the move played is a uniformly random legal one instead (the position
+    still learns the teacher's choice), so the games reach positions the teacher alone never
+    would, as a searching network's games do."""
+    width = next(iter(game.spec.heads.values()))
+
+    def taught(running: list[_Game], requests: list[list[Request]]) -> Choices:
+        decisions = iter(teacher.decide(game, [r for rs in requests for r in rs]))
+        choices = []
+        for g, own in zip(running, requests, strict=True):
+            choices.append(
+                [_teacher_choice(game, next(decisions), request, explore, g.rng, width) for request in own]
+            )
+        return choices
+
+    return _play(game, settings, seed, taught)
+
+
+def _play(
+    game: Game,
+    settings: SelfPlaySettings,
+    seed: int,
+    choose: Callable[[list[_Game], list[list[Request]]], Choices],
+) -> tuple[Positions, GenerationStats]:
+    """Plays `settings.games` games `parallel` at a time in lockstep, each round's moves and
+    targets from `choose`; a finished game's slot starts the next game until the quota is played."""
     started = min(settings.parallel, settings.games)
     running = [_start_game(game, settings, seed, index) for index in range(started)]
     finished: list[tuple[_Game, tuple[float, ...]]] = []
     while running:
         requests = [g.requests(game) for g in running]
-        results = iter(search(game, evaluator, [r for rs in requests for r in rs], config))
         still_running = []
-        for g, own in zip(running, requests, strict=True):
-            _play_step(game, g, own, [next(results) for _ in own], settings, width)
+        for g, own, choices in zip(running, requests, choose(running, requests), strict=True):
+            _play_step(game, g, own, choices)
             if not game.is_over(g.state):
                 still_running.append(g)
                 continue
@@ -123,7 +172,6 @@ def play_generation(
                 still_running.append(_start_game(game, settings, seed, started))
                 started += 1
         running = still_running
-    session.close()
     return _examples(finished), _stats(finished)
 
 
@@ -140,27 +188,40 @@ def _start_game(game: Game, settings: SelfPlaySettings, seed: int, index: int) -
     return _Game(state=state, rng=rng, length=len(opening))
 
 
-def _play_step(
-    game: Game,
-    g: _Game,
-    requests: list[Request],
-    results: list[SearchResult],
-    settings: SelfPlaySettings,
-    width: int,
-) -> None:
-    """Records each searched position's example and plays the moves the searches pick, together."""
-    temperature = 1.0 if g.moves < settings.temperature_moves else 0.0
-    joint = []
-    for request, result in zip(requests, results, strict=True):
-        if result.fault:
-            raise RuntimeError(f"self-play search failed: {result.fault}")
-        policy = np.zeros(width, dtype=np.float32)
-        policy[result.actions] = result.visits / result.visits.sum()
+def _visit_choice(
+    result: SearchResult, temperature: float, rng: np.random.Generator, width: int
+) -> tuple[np.ndarray, int]:
+    """A search's target (the root's visit shares) and the move drawn from it at `temperature`."""
+    if result.fault:
+        raise RuntimeError(f"self-play search failed: {result.fault}")
+    policy = np.zeros(width, dtype=np.float32)
+    policy[result.actions] = result.visits / result.visits.sum()
+    return policy, choose_action(result, temperature, rng)
+
+
+def _teacher_choice(
+    game: Game, decision: Decision, request: Request, explore: float, rng: np.random.Generator, width: int
+) -> tuple[np.ndarray, int]:
+    """The teacher's choice as a one-hot target, and the move played: that choice, or with
+    probability `explore` a uniformly random legal move."""
+    if decision.action is None:
+        raise RuntimeError(f"the teacher failed: {decision.fault}")
+    (action,) = decision.action
+    policy = np.zeros(width, dtype=np.float32)
+    policy[action] = 1.0
+    if rng.random() < explore:
+        (mask,) = game.legal_masks(request.state, request.player)
+        action = int(rng.choice(np.flatnonzero(mask)))
+    return policy, action
+
+
+def _play_step(game: Game, g: _Game, requests: list[Request], choices: list[tuple[np.ndarray, int]]) -> None:
+    """Records each position's example and plays the chosen moves together."""
+    for request, (policy, _) in zip(requests, choices, strict=True):
         g.encoded.append(game.encode(request.state, request.player))
         g.policies.append(policy)
         g.movers.append(request.player)
-        joint.append((choose_action(result, temperature, g.rng),))
-    g.state = game.step(g.state, joint)
+    g.state = game.step(g.state, [(action,) for _, action in choices])
     g.moves += 1
     g.length += 1
 

@@ -45,6 +45,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     alphazero.add_argument("--max-steps", type=int, help="stop at this many training steps")
     for option, meaning in SHAPE_OPTIONS.items():
         alphazero.add_argument(f"--{option}", type=int, help=f"{meaning} (new runs only)")
+    alphazero.add_argument(
+        "--teacher",
+        help="a house bot whose games against itself start the run (e.g. gardener; new runs only)",
+    )
+    alphazero.add_argument(
+        "--teacher-generations", type=int, help="first generations played by the teacher (new runs only)"
+    )
+    alphazero.add_argument(
+        "--teacher-explore", type=float, help="share of the teacher's moves played at random (default 0.1)"
+    )
     alphazero.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     alphazero.set_defaults(run=_run_alphazero)
     _add_session_commands(train)
@@ -173,12 +183,17 @@ def _run_alphazero(args: argparse.Namespace) -> int:
     from arena_platform.ratings import fit_ratings
 
     shape = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in SHAPE_OPTIONS}
+    teaching = {"teacher": args.teacher, "teacher_generations": args.teacher_generations}
+    try:
+        settings = settings_for(args.game, **shape, **teaching, teacher_explore=args.teacher_explore)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     train_alphazero(
         args.game,
         args.out,
         args.hours,
         max_steps=args.max_steps,
-        settings=settings_for(args.game, **shape),
+        settings=settings,
         fit_ratings=fit_ratings,
         progress=not args.no_progress,
     )
