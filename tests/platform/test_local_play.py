@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import select
 
+from arena_bots.loading import HOUSE_KINDS
 from arena_bots.validation import validate_file
 from arena_games.registry import get_game
 from arena_games.replay import Replay
@@ -118,7 +119,7 @@ def test_a_bad_onnx_file_prints_the_upload_report_and_fails(tmp_path, capsys):
 
 def test_a_player_that_is_neither_a_house_bot_nor_a_file_is_named(tmp_path, capsys):
     assert cli.main(["play", "--game", "bobail", "--players", "uct", str(tmp_path / "missing.onnx")]) == 2
-    assert "is neither a house bot (random, uct, racer, chain) nor an ONNX file" in capsys.readouterr().err
+    assert f"is neither a house bot ({', '.join(HOUSE_KINDS)}) nor an ONNX file" in capsys.readouterr().err
 
 
 def test_the_racer_house_bot_plays_csb_only(capsys):
