@@ -80,9 +80,19 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
             c_puct=settings["selfplay"]["c_puct"],
         )
         model = export_bot(network, game, manifest, folder / f"{name}.onnx")
-        training = {"kit": "arena_bots.training (AlphaZero self-play)", "run": run.name, **settings}
+        training = {"kit": _kit(settings), "run": run.name, **settings}
         write_record(folder, name, model, game, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
+
+
+def _kit(settings: dict) -> str:
+    """What trains a run of the AlphaZero kit: self-play, after its teacher's generations if any."""
+    if settings.get("teacher_generations"):
+        return (
+            f"arena_bots.training (AlphaZero kit: generations 1-{settings['teacher_generations']} are "
+            f"the {settings['teacher']} house bot's games, later ones self-play)"
+        )
+    return "arena_bots.training (AlphaZero self-play)"
 
 
 def write_record(

@@ -3,6 +3,8 @@ a run that records them once, pretrains on them and keeps them in its minibatche
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,17 @@ from arena_bots.training.demonstrations import Demonstrations, play, record  # n
 from arena_games.smash import GAME  # noqa: E402
 from arena_games.smash import playouts as engine  # noqa: E402
 from arena_games.smash.encoding import encode_many  # noqa: E402
+
+TINY = ActorCriticSettings(
+    blocks=1,
+    filters=8,
+    against_chain=1,
+    self_play=1,
+    segment_steps=2,
+    iterations=1,
+    checkpoint_every=100,
+    eval_pairs=1,
+)
 
 
 @pytest.fixture(scope="module")
@@ -66,18 +79,7 @@ def test_recording_in_processes_gives_the_parts_in_order_and_round_trips_through
 
 
 def test_a_run_records_once_pretrains_then_keeps_demonstrations_in_its_minibatches(tmp_path):
-    settings = ActorCriticSettings(
-        blocks=1,
-        filters=8,
-        against_chain=1,
-        self_play=1,
-        segment_steps=2,
-        iterations=1,
-        demonstration_games=2,
-        pretrain_passes=2,
-        checkpoint_every=100,
-        eval_pairs=1,
-    )
+    settings = dataclasses.replace(TINY, demonstration_games=2, pretrain_passes=2)
     lines: list[str] = []
     progress = train_actor_critic(tmp_path, max_segments=1, settings=settings, log=lines.append)
     assert progress["pretrain_passes"] == 2
@@ -94,16 +96,7 @@ def test_a_run_records_once_pretrains_then_keeps_demonstrations_in_its_minibatch
 
 
 def test_settings_without_demonstrations_train_as_before(tmp_path):
-    settings = ActorCriticSettings(
-        blocks=1,
-        filters=8,
-        against_chain=1,
-        self_play=1,
-        segment_steps=2,
-        iterations=1,
-        checkpoint_every=100,
-        eval_pairs=1,
-    )
+    settings = TINY
     progress = train_actor_critic(tmp_path, max_segments=1, settings=settings, log=lambda line: None)
     assert progress["pretrain_passes"] == 0
     assert "demonstrations" not in progress["recent"]
