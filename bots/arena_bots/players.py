@@ -71,9 +71,7 @@ class GardenerPlayer:
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         if game.name != spring_rules.GAME_NAME:
-            return [Decision(action=None, fault=f"the {self.name} house bot plays only Spring 2021")] * len(
-                requests
-            )
+            return _refusals(self.name, "Spring 2021", len(requests))
         return [Decision(action=(gardener_action(r.state, r.player),)) for r in requests]
 
 
@@ -182,17 +180,9 @@ class ChainPlayer:
         self.safe_height = safe_height
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        if not game.name.startswith(smash_rules.GAME_NAME):
-            return [
-                Decision(action=None, fault=f"the {self.name} house bot plays only Smash the Code")
-            ] * len(requests)
-        values = self.values_many(
-            np.stack(
-                [smash_batch.well_array(r.state.wells[r.player], r.state.config.width) for r in requests]
-            ),
-            np.array([r.state.pairs[r.state.turn] for r in requests]),
+        return _smash_decisions(
+            self.name, game, requests, lambda wells, pairs: self.values_many(wells, pairs[:, 0])
         )
-        return [Decision(action=(int(action),)) for action in np.argmax(values, axis=1)]
 
     def values(self, state: smash_rules.SmashState, player: int) -> np.ndarray:
         """float64 (placements,): each placement's value for `player` as above; -inf where illegal."""
@@ -249,17 +239,9 @@ class LookaheadPlayer:
         self.chain = ChainPlayer()
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        if not game.name.startswith(smash_rules.GAME_NAME):
-            return [
-                Decision(action=None, fault=f"the {self.name} house bot plays only Smash the Code")
-            ] * len(requests)
-        wells = np.stack(
-            [smash_batch.well_array(r.state.wells[r.player], r.state.config.width) for r in requests]
+        return _smash_decisions(
+            self.name, game, requests, lambda wells, pairs: self.values_many(wells, pairs[:, 0], pairs[:, 1])
         )
-        turns = [r.state.turn for r in requests]
-        pairs = np.array([r.state.pairs[turn : turn + 2] for r, turn in zip(requests, turns, strict=True)])
-        values = self.values_many(wells, pairs[:, 0], pairs[:, 1])
-        return [Decision(action=(int(action),)) for action in np.argmax(values, axis=1)]
 
     def values_many(self, wells: np.ndarray, pairs: np.ndarray, next_pairs: np.ndarray) -> np.ndarray:
         """float64 (m, placements): each placement's value as above, -inf where illegal or not
@@ -275,6 +257,30 @@ class LookaheadPlayer:
         values = np.full(first.shape, -np.inf)
         values[game, actions] = points + self.next_weight * after
         return values
+
+
+def _refusals(name: str, title: str, count: int) -> list[Decision]:
+    """`count` faults of a house bot asked to play a game other than its own (`title`)."""
+    return [Decision(action=None, fault=f"the {name} house bot plays only {title}")] * count
+
+
+def _smash_decisions(
+    name: str,
+    game: Game,
+    requests: Sequence[Request],
+    values: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> list[Decision]:
+    """A Smash house bot's moves: per request the placement of highest `values(wells, pairs)`, the
+    lowest index on a tie. wells int8 (m, HEIGHT, width): the mover's, row 0 the bottom; pairs int
+    (m, 2, 2): this turn's pair and the next (the sequence always holds both); values float
+    (m, placements), -inf where illegal. Another game's requests are refused."""
+    if not game.name.startswith(smash_rules.GAME_NAME):
+        return _refusals(name, "Smash the Code", len(requests))
+    wells = np.stack(
+        [smash_batch.well_array(r.state.wells[r.player], r.state.config.width) for r in requests]
+    )
+    pairs = np.array([r.state.pairs[r.state.turn : r.state.turn + 2] for r in requests])
+    return [Decision(action=(int(action),)) for action in np.argmax(values(wells, pairs), axis=1)]
 
 
 def _search_decision(result: SearchResult, temperature: float, rng: np.random.Generator) -> Decision:

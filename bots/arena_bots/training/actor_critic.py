@@ -234,11 +234,10 @@ class Trainer:
                     total = total + settings.imitation_weight * imitation
                     parts["imitation"] = imitation.item()
                 if demonstrated:
-                    imitation = self._demonstration_loss(
-                        self.rng.choice(len(self.demonstrations), demonstrated)
-                    )[0]
-                    total = total + settings.imitation_weight * imitation
-                    parts["demonstrations"] = imitation.item()
+                    rows = self.rng.choice(len(self.demonstrations), demonstrated)
+                    copying, _ = self._demonstration_loss(rows)  # its value term: V-trace's, above
+                    total = total + settings.imitation_weight * copying
+                    parts["demonstrations"] = copying.item()
                 self.optimizer.zero_grad()
                 total.backward()
                 self.optimizer.step()
