@@ -12,7 +12,7 @@ from sqlmodel import select
 from arena_bots.manifest import Manifest
 from arena_platform.db import session
 from arena_platform.models import ApiToken, Bot
-from arena_platform.store import bots, reads, users
+from arena_platform.store import bots, ladders, reads, users
 from arena_platform.store.ladders import ensure_ladder
 
 
@@ -108,6 +108,32 @@ def test_a_bot_name_belongs_to_its_first_owner_and_house_names_to_nobody(engine:
                     report={},
                     model_sha256="b" * 64,
                 )
+
+
+def test_a_ladder_made_before_a_house_bot_joined_its_game_gains_it_once(engine: Engine, monkeypatch):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=16)
+        alice, _ = users.create_user(db, name="alice")
+        bots.create_network_bot(  # taken before "chain" was a house bot of this game
+            db,
+            ladder_id=ladder.id,
+            owner_id=alice.id,
+            manifest=_manifest("chain"),
+            report={},
+            model_sha256="a" * 64,
+        )
+        db.commit()
+        monkeypatch.setitem(ladders.HOUSE_BOTS, "bobail", ("random", "uct", "chain", "lookahead"))
+        for _ in range(2):
+            assert ensure_ladder(db, game="bobail", simulations=16).id == ladder.id
+            db.commit()
+        on_ladder = db.exec(select(Bot.name, Bot.kind, Bot.owner_id).where(Bot.ladder_id == ladder.id)).all()
+        assert sorted(on_ladder) == [
+            ("chain", "network", alice.id),
+            ("lookahead", "house", None),
+            ("random", "house", None),
+            ("uct", "house", None),
+        ]
 
 
 def test_the_unique_version_guard_catches_a_race(engine: Engine):

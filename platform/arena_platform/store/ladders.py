@@ -22,7 +22,7 @@ HOUSE_BOTS: dict[str, tuple[str, ...]] = {
 
 
 def house_bots(game: str) -> tuple[str, ...]:
-    """The house bots (names, which are their player kinds) of a new ladder of `game`."""
+    """The house bots (names, which are their player kinds) of every ladder of `game`."""
     return HOUSE_BOTS.get(game, DEFAULT_HOUSE_BOTS)
 
 
@@ -33,7 +33,8 @@ def ladder_name(game: str, version: int, simulations: int) -> str:
 def ensure_ladder(session: Session, *, game: str, simulations: int, seed: int = 0) -> Ladder:
     """The ladder of the current version of `game` at `simulations` per move, with its house bots.
 
-    Creates both when missing (and flushes them, so they have ids); the caller commits.
+    Creates the ladder when missing, and adds the game's house bots it lacks (a ladder made before
+    a house bot joined its game gets it too); flushes them, so they have ids; the caller commits.
     """
     spec = get_game(game).spec
     ladder = session.exec(
@@ -51,10 +52,19 @@ def ensure_ladder(session: Session, *, game: str, simulations: int, seed: int = 
         )
         session.add(ladder)
         session.flush()
-        for name in house_bots(game):
-            session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=name))
-        session.flush()
+    _add_missing_house_bots(session, ladder)
     return ladder
+
+
+def _add_missing_house_bots(session: Session, ladder: Ladder) -> None:
+    """Add to `ladder` each house bot of its game that no bot on it is named after. A name an
+    upload took before its house bot existed stays the uploader's: that ladder goes without it."""
+    taken = set(session.exec(select(Bot.name).where(Bot.ladder_id == ladder.id)))
+    missing = [name for name in house_bots(ladder.game) if name not in taken]
+    for name in missing:
+        session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=name))
+    if missing:
+        session.flush()
 
 
 def list_ladders(session: Session) -> list[Ladder]:
