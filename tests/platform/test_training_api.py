@@ -67,6 +67,10 @@ def test_a_session_is_queued_sent_to_the_training_queue_and_listed(
         ({"blocks": 99}, 422, "out_of_range"),
         ({"episodes": 0}, 422, "invalid_request"),
         ({"base_bot_id": 1}, 422, "bad_base_bot"),
+        ({"game": "csb"}, 422, "unsupported_game"),  # two pods' angle and thrust: no one-head network
+        ({"kit": "actor-critic"}, 422, "unsupported_game"),  # seed 003's Smash network only
+        ({"game": "smash", "kit": "actor-critic", "simulations": 8}, 422, "not_for_kit"),
+        ({"game": "smash", "kit": "actor-critic", "games_per_generation": 8}, 422, "not_for_kit"),
     ],
 )
 def test_bad_requests_are_refused_with_a_reason(
@@ -75,6 +79,39 @@ def test_bad_requests_are_refused_with_a_reason(
     response = _start(client, new_user("ada"), **changes)
     assert (response.status_code, response.json()["code"]) == (status, code), response.text
     assert response.json()["detail"]
+
+
+def test_an_actor_critic_session_keeps_no_search_settings(
+    client: TestClient, new_user: Callable[[str], str], training_worker: None
+):
+    response = _start(client, new_user("ada"), game="smash", kit="actor-critic", checkpoint_every=2)
+    assert response.status_code == 202, response.text
+    created = response.json()
+    assert (created["kit"], created["bot_name"]) == ("actor-critic", f"actor-critic-{created['id']}")
+    assert set(created["settings"]) == {
+        "episodes",
+        "time_limit_seconds",
+        "blocks",
+        "filters",
+        "seed",
+        "checkpoint_every",
+    }
+
+
+def test_each_kit_is_offered_the_games_it_builds_a_network_for():
+    pytest.importorskip("torch")
+    from arena_bots.training.networks import build_network
+    from arena_games.registry import GAMES, get_game
+
+    def builds(game: str) -> bool:
+        try:
+            build_network(get_game(game).spec, blocks=1, filters=8)
+        except ValueError:
+            return False
+        return True
+
+    assert set(training.KIT_GAMES["alphazero"]) == {game for game in GAMES if builds(game)}
+    assert training.KIT_GAMES["actor-critic"] == ("smash",)  # arena_bots.training.actor_critic.GAME
 
 
 def test_a_token_is_needed(client: TestClient):

@@ -1,8 +1,9 @@
 """Training sessions on a worker of the `training` queue: what `arena.train_session` runs.
 
 A task claims the session (store.training), unpacks its resume point from the blob store into a
-scratch folder, and drives the kit's `Run` one generation at a time (AlphaZero: self-play, replay
-window, training; arena_bots.training.run). After each generation it saves, in one transaction,
+scratch folder, and drives the kit's run one generation at a time (`open_run`; alphazero:
+self-play, replay window, training, arena_bots.training.run; actor-critic: a segment of play, then
+V-trace learning, arena_bots.training.actor_critic). After each generation it saves, in one transaction,
 the new resume point's blob key, the counters and, every `checkpoint_every` generations and after
 the last one, a checkpoint: the network exported with export_bot, validated as an upload is, and
 entered into the game's ladder as the next version of the session's bot (then the ladder is
@@ -133,18 +134,15 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
     """Generations until the session is done, stopped or its slice is over; the status to leave."""
     import torch
 
-    from arena_bots.training.run import Run
-
     settings = context.settings
     torch.set_num_threads(settings.training_threads)
-    game = get_game(row.game)
     slice_seconds = min(settings.training_slice_seconds, settings.task_time_limit_seconds * SLICE_SHARE)
     slice_ends = time.monotonic() + slice_seconds
     with tempfile.TemporaryDirectory(prefix=f"arena-training-{row.id}-") as scratch:
         folder = Path(scratch)
         if row.state_sha256 is not None:
             _unpack(context.blobs.get(row.state_sha256), folder)
-        run = Run.open(folder, game, run_settings(row.game, row.settings), _no_fit)
+        run = open_run(row, folder)
         if row.state_sha256 is None and row.settings.get("base_network_sha256"):
             run.load_network(context.blobs.get(row.settings["base_network_sha256"]))
         losses = Progress.model_validate(row.progress).losses
@@ -180,7 +178,7 @@ def _save(
 ) -> bool:
     """Saves the generation just played (and its checkpoint when due); False if the lease was lost."""
     progress = run.progress
-    state_sha256 = context.blobs.put(_pack(run.folder))
+    state_sha256 = context.blobs.put(_pack(run))
     counters = Progress(
         generation=progress.generation,
         step=progress.step,
@@ -235,8 +233,66 @@ def _checkpoint(context: WorkerContext, row: TrainingSession, run: Any) -> dict[
     }
 
 
+def open_run(row: TrainingSession, folder: Path) -> Any:
+    """The session's run of its kit in `folder`: new, or resumed from the files there. What `_train`
+    drives: `train_generation()`, `progress` (the alphazero kit's Progress counters), `export(name)`,
+    `network_bytes()` / `load_network(data)`, `game`, `folder`, and the `resume_files` to keep."""
+    if row.kit == "actor-critic":
+        return ActorCriticRun(folder, row.settings)
+    from arena_bots.training.run import Run
+
+    return Run.open(folder, get_game(row.game), run_settings(row.game, row.settings), _no_fit)
+
+
+class ActorCriticRun:
+    """The actor-critic kit's run (Smash the Code, arena_bots.training.actor_critic) as a session
+    drives a run: a generation is one segment (the lanes play, then V-trace learns from it), and
+    its losses are the segment's policy and value terms. Sessions record no demonstrations."""
+
+    resume_files = ("config.json", "state.pt", "environments.npz", "progress.json")
+
+    def __init__(self, folder: Path, asked: dict[str, Any]) -> None:
+        from arena_bots.training import actor_critic
+
+        shape = {"blocks": asked["blocks"], "filters": asked["filters"]}
+        self.run = actor_critic.Run.open(folder, actor_critic.settings_with(**shape, seed=asked["seed"]))
+        self.folder, self.game = folder, actor_critic.GAME
+
+    @property
+    def progress(self) -> Any:
+        from arena_bots.training.run import Progress
+
+        counters = self.run.trainer.progress
+        return Progress(
+            generation=counters.segment,
+            step=counters.step,
+            games=counters.games,
+            positions=counters.positions,
+            wall_seconds=self.run.wall_seconds(),
+            policy_loss=counters.recent.get("policy", math.nan),
+            value_loss=counters.recent.get("value", math.nan),
+        )
+
+    def train_generation(self) -> None:
+        self.run.trainer.segment()
+        self.run.save()
+
+    def export(self, name: str) -> bytes:
+        return self.run.trainer.export(name)
+
+    def network_bytes(self) -> bytes:
+        from arena_bots.training.networks import weights_bytes
+
+        return weights_bytes(self.run.trainer.network)
+
+    def load_network(self, data: bytes) -> None:
+        from arena_bots.training.networks import load_weights
+
+        load_weights(self.run.trainer.network, data)
+
+
 def run_settings(game: str, asked: dict[str, Any]) -> Any:
-    """The kit's RunSettings for a session's settings (store.training.TrainingRequest's fields)."""
+    """The alphazero kit's RunSettings for a session's settings (store.training.TrainingRequest's fields)."""
     from arena_bots.training.run import settings_for
 
     games = asked["games_per_generation"]
@@ -256,14 +312,12 @@ def _no_fit(*_: Any) -> Any:
     raise AssertionError("a platform session's checkpoints are rated by the ladder, not by the kit")
 
 
-def _pack(folder: Path) -> bytes:
+def _pack(run: Any) -> bytes:
     """The run's resume files as one uncompressed tar (the replay window is compressed already)."""
-    from arena_bots.training.run import RESUME_FILES
-
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for name in RESUME_FILES:
-            archive.add(folder / name, arcname=name)
+        for name in run.resume_files:
+            archive.add(run.folder / name, arcname=name)
     return buffer.getvalue()
 
 

@@ -26,6 +26,7 @@ Relu, Add, Mul, Unsqueeze, Concat, Flatten/Reshape, Gemm and Tanh: all on the va
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 
@@ -136,6 +137,18 @@ def build_network(spec: GameSpec, blocks: int = 4, filters: int = 32) -> AlphaZe
 
 def parameter_count(module: nn.Module) -> int:
     return sum(parameter.numel() for parameter in module.parameters())
+
+
+def weights_bytes(module: nn.Module) -> bytes:
+    """The module's torch state (its weights) as bytes: what `load_weights` takes back."""
+    buffer = io.BytesIO()
+    torch.save(module.state_dict(), buffer)
+    return buffer.getvalue()
+
+
+def load_weights(module: nn.Module, data: bytes) -> None:
+    """Loads `weights_bytes` of a module of the same shape into `module`."""
+    module.load_state_dict(torch.load(io.BytesIO(data), weights_only=True))
 
 
 class TwoTowerNet(nn.Module):

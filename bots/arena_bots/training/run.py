@@ -26,7 +26,6 @@ rating their checkpoints instead of `checkpoint`'s own evaluation.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
 import time
@@ -54,7 +53,7 @@ from arena_bots.training.evaluate import (
     play_pairs,
     plot_curve,
 )
-from arena_bots.training.networks import AlphaZeroNet, MlpNet, build_network
+from arena_bots.training.networks import AlphaZeroNet, MlpNet, build_network, load_weights, weights_bytes
 from arena_bots.training.selfplay import SelfPlaySettings, play_generation, play_teacher_generation
 from arena_bots.training.trainer import TrainSettings, make_optimizer, steps_for, train_steps
 from arena_games.api import Game
@@ -239,6 +238,8 @@ def _report(bar: tqdm, line: str, progress: bool) -> None:
 class Run:
     """The live state of a run and its folder."""
 
+    resume_files = RESUME_FILES
+
     def __init__(self, folder: Path, game: Game, settings: RunSettings, fit_ratings: RatingFit) -> None:
         self.folder, self.game, self.settings, self.fit_ratings = folder, game, settings, fit_ratings
         self.network: AlphaZeroNet | MlpNet = build_network(game.spec, settings.blocks, settings.filters)
@@ -393,13 +394,11 @@ class Run:
 
     def network_bytes(self) -> bytes:
         """The network's torch state (what `load_network` takes back)."""
-        buffer = io.BytesIO()
-        torch.save(self.network.state_dict(), buffer)
-        return buffer.getvalue()
+        return weights_bytes(self.network)
 
     def load_network(self, data: bytes) -> None:
         """Starts from another run's network (a fine-tune): the same shape, from `network_bytes`."""
-        self.network.load_state_dict(torch.load(io.BytesIO(data), weights_only=True))
+        load_weights(self.network, data)
 
     def wall_seconds(self) -> float:
         return self.wall_at_start + time.monotonic() - self.started

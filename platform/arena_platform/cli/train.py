@@ -63,7 +63,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 SESSION_OPTIONS: dict[str, tuple[type, str]] = {
-    "kit": (str, "the training kit (default: alphazero)"),
+    "kit": (str, "alphazero (bobail, pente, spring2021; the default) or actor-critic (smash)"),
     "blocks": (int, "residual blocks of the network (an MLP's hidden layers); default 4"),
     "filters": (int, "convolution filters (an MLP's units per layer); default 32"),
     "seed": (int, "the session's seed (default 0)"),
@@ -79,7 +79,7 @@ SESSION_FIELDS = {"base-bot": "base_bot_id", "name": "bot_name"}  # option -> AP
 def _add_session_commands(train: argparse._SubParsersAction) -> None:
     start = train.add_parser("start", help="start a training session on a server")
     start.add_argument("--game", required=True, choices=sorted(GAMES))
-    start.add_argument("--episodes", required=True, type=int, help="self-play games in all")
+    start.add_argument("--episodes", required=True, type=int, help="training games in all")
     start.add_argument("--minutes", required=True, type=float, help="training time in all")
     for option, (kind, meaning) in SESSION_OPTIONS.items():
         start.add_argument(f"--{option}", type=kind, help=meaning)

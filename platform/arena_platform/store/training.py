@@ -49,7 +49,10 @@ QUEUED, RUNNING, PAUSED, FINISHED, FAILED, CANCELLED = (
     "failed",
     "cancelled",
 )
-KITS = ("alphazero",)  # the kits the training workers run; dqn and actor-critic as they land
+# The games each kit builds a network for: alphazero one (C, H, W) board with flat extras and one
+# action head (arena_bots.training.networks.build_network), actor-critic seed 003's Smash net.
+KIT_GAMES = {"alphazero": ("bobail", "pente", "spring2021"), "actor-critic": ("smash",)}
+KITS = tuple(KIT_GAMES)  # the kits the training workers run (arena_workers.training)
 LIVE = (QUEUED, RUNNING)  # what counts against a user's sessions at once
 ENDED = (FINISHED, FAILED, CANCELLED)
 

@@ -23,7 +23,7 @@ from arena_platform.queue import TRAIN_SESSION, TRAINING_QUEUE
 from arena_platform.settings import Settings
 from arena_platform.store import training
 from arena_platform.store.ladders import find_ladder
-from arena_platform.store.training import KITS, TrainingDetail, TrainingSummary
+from arena_platform.store.training import KIT_GAMES, KITS, TrainingDetail, TrainingSummary
 
 router = APIRouter(prefix="/training-sessions", tags=["training"])
 
@@ -31,6 +31,7 @@ SessionId = Annotated[int, Path(ge=1, le=MAX_ID, description="a training session
 DEFAULT_GAMES_PER_GENERATION = 64
 MAX_SIMULATIONS = 1_000  # per self-play move
 MAX_GAMES_PER_GENERATION = 1_024
+SEARCH_FIELDS = ("simulations", "games_per_generation")  # the alphazero kit's self-play; no other kit's
 
 
 class TrainingRequest(BaseModel):
@@ -40,7 +41,7 @@ class TrainingRequest(BaseModel):
 
     game: str = Field(max_length=32, description="the game, e.g. bobail")
     kit: str = Field("alphazero", max_length=32, description=f"the training kit: {', '.join(KITS)}")
-    episodes: int = Field(ge=1, description="self-play games in all")
+    episodes: int = Field(ge=1, description="training games in all")
     time_limit_seconds: int = Field(ge=1, description="training time in all, over every worker")
     blocks: int = Field(4, ge=1, description="residual blocks (an MLP's hidden layers)")
     filters: int = Field(32, ge=1, description="convolution filters (an MLP's units per layer)")
@@ -55,7 +56,9 @@ class TrainingRequest(BaseModel):
     games_per_generation: int | None = Field(
         None, ge=1, le=MAX_GAMES_PER_GENERATION, description="self-play games between two trainings"
     )
-    checkpoint_every: int = Field(5, ge=1, le=100_000, description="generations between checkpoints")
+    checkpoint_every: int = Field(
+        5, ge=1, le=100_000, description="generations (the actor-critic kit's segments) between checkpoints"
+    )
 
 
 @router.post(
@@ -69,14 +72,13 @@ def start_session(
 ) -> TrainingDetail:
     """Queue a session for the training workers; its checkpoints enter the game's ladder as versions
     of its bot (without the SPRT an upload's new version plays: the ladder's ratings measure them).
-    4xx: unknown game (`unknown_game`) or kit (`unknown_kit`), a value beyond the limits
-    (`out_of_range`), a base bot that is not a checkpoint of yours (`bad_base_bot`), a name
-    someone else has (`name_taken`), too many sessions at once (`session_running`); 503
-    `no_training_workers` when no worker consumes the training queue."""
+    4xx: unknown game (`unknown_game`) or kit (`unknown_kit`), a game the kit cannot train
+    (`unsupported_game`), an option the kit does not read (`not_for_kit`), a value beyond the
+    limits (`out_of_range`), a base bot that is not a checkpoint of yours from the same kit
+    (`bad_base_bot`), a name someone else has (`name_taken`), too many sessions at once
+    (`session_running`); 503 `no_training_workers` when no worker consumes the training queue."""
     settings = services.settings
-    game = _trainable_game(body.game)
-    if body.kit not in KITS:
-        raise ApiError(422, "unknown_kit", f"unknown kit {body.kit!r} (available kits: {', '.join(KITS)})")
+    game = _trainable_game(body.game, body.kit)
     asked = _settings(body, settings) | _base(session, user, body)
     _check_limits(asked, settings)
     if training.live_sessions(session, owner_id=user.id) >= settings.training_sessions_per_user:
@@ -163,29 +165,39 @@ def resume_session(
     return detail
 
 
-def _trainable_game(name: str) -> str:
+def _trainable_game(name: str, kit: str) -> str:
+    """`name`, checked to be a game that `kit` trains."""
     try:
         game = get_game(name)
     except UnknownGame as error:
         raise ApiError(422, "unknown_game", str(error)) from None
-    if len(game.spec.heads) != 1:
-        raise ApiError(422, "unsupported_game", f"the training kits train one-head games; {name} has several")
-    return name
+    if kit not in KITS:
+        raise ApiError(422, "unknown_kit", f"unknown kit {kit!r} (available kits: {', '.join(KITS)})")
+    if name not in KIT_GAMES[kit]:
+        trains = ", ".join(KIT_GAMES[kit])
+        raise ApiError(422, "unsupported_game", f"the {kit} kit trains {trains}, not {name}")
+    return game.name
 
 
 def _settings(body: TrainingRequest, settings: Settings) -> dict[str, Any]:
-    """The session's settings as the worker reads them (arena_workers.training.run_settings)."""
-    games = body.games_per_generation or min(body.episodes, DEFAULT_GAMES_PER_GENERATION)
-    return {
+    """The session's settings as the worker reads them (arena_workers.training.open_run); the
+    self-play fields only for the alphazero kit, which another kit refuses (`not_for_kit`)."""
+    asked = {
         "episodes": body.episodes,
         "time_limit_seconds": body.time_limit_seconds,
         "blocks": body.blocks,
         "filters": body.filters,
         "seed": body.seed,
-        "simulations": body.simulations,
-        "games_per_generation": games,
         "checkpoint_every": body.checkpoint_every,
     }
+    if body.kit == "alphazero":
+        games = body.games_per_generation or min(body.episodes, DEFAULT_GAMES_PER_GENERATION)
+        return asked | {"simulations": body.simulations, "games_per_generation": games}
+    given = [field for field in SEARCH_FIELDS if getattr(body, field) is not None]
+    if given:
+        options = ", ".join(given)
+        raise ApiError(422, "not_for_kit", f"{options}: alphazero options, the {body.kit} kit does no search")
+    return asked
 
 
 def _base(session: Session, user: User, body: TrainingRequest) -> dict[str, Any]:
@@ -195,12 +207,13 @@ def _base(session: Session, user: User, body: TrainingRequest) -> dict[str, Any]
     checkpoint = training.checkpoint_of_bot(session, bot_id=body.base_bot_id)
     bot = session.get(Bot, body.base_bot_id)
     base = None if checkpoint is None else session.get(TrainingSession, checkpoint.session_id)
-    if base is None or bot.owner_id != user.id or base.game != body.game:
+    if base is None or bot.owner_id != user.id or base.game != body.game or base.kit != body.kit:
         raise ApiError(
             422,
             "bad_base_bot",
-            f"bot {body.base_bot_id} is not a {body.game} training checkpoint of yours: a session "
-            "fine-tunes the checkpoints of your own sessions (an uploaded ONNX file has no weights to train)",
+            f"bot {body.base_bot_id} is not a {body.game} checkpoint of your {body.kit} sessions: a session "
+            "fine-tunes the checkpoints of your own sessions of its kit (an uploaded ONNX file has no "
+            "weights to train, and another kit's network has another shape)",
         )
     shape = {key: base.settings[key] for key in ("blocks", "filters")}
     return shape | {"base_network_sha256": checkpoint.network_sha256}
