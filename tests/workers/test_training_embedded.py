@@ -1,15 +1,19 @@
 """Training sessions on the embedded default: SQLite, a blob folder, and the in-process worker
 (consuming the training queue beside the matches) train a tiny session started through the API,
-enter its checkpoints into the ladder and rate them, then fine-tune its last checkpoint; a paused
+enter its checkpoints into the ladder and rate them, then fine-tune its last checkpoint (with each
+kit: alphazero on Bobail, actor-critic on Smash the Code); a paused
 session is left alone until resumed, and a time slice hands the session on to the next task."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine
 from sqlmodel import select
 
 from arena_platform.api import create_app
@@ -42,82 +46,79 @@ def wait_until(condition, what: str) -> None:
         time.sleep(0.1)
 
 
-def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings: Settings):
+@contextmanager
+def _platform(settings: Settings) -> Iterator[tuple[Engine, TestClient, dict[str, str]]]:
+    """The API over a migrated database with the embedded workers (a training worker beating),
+    and the headers of the user ada."""
     engine = make_engine(settings.resolved_database_url)
     migrate(engine)
     blobs = BlobStore(settings.resolved_blob_url)
     with session(engine) as db:
         _, token = users.create_user(db, name="ada")
         db.commit()
-    headers = {"Authorization": f"Bearer {token}"}
     with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
         app = create_app(settings, engine=engine, blobs=blobs, enqueue=worker.enqueue)
         with TestClient(app) as client:
             wait_until(lambda: _training_workers(engine) == 1, "the training worker beats")
-            response = client.post("/api/v1/training-sessions", json=ASK, headers=headers)
-            assert response.status_code == 202, response.text
-            url = f"/api/v1/training-sessions/{response.json()['id']}"
-            wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
-            detail = client.get(url).json()
-            bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
-            assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
-            wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
-            board = client.get("/api/v1/ladders/1/leaderboard").json()["entries"]
-            assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+            yield engine, client, {"Authorization": f"Bearer {token}"}
 
-            # A fine-tune of the last checkpoint: its network's shape, its weights, the same bot.
-            tune = ASK | {
-                "blocks": 3,
-                "filters": 64,
-                "episodes": 2,
-                "base_bot_id": bot_ids[-1],
-                "bot_name": "tuned",
-            }
-            response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
-            assert response.status_code == 202, response.text
-            assert (response.json()["settings"]["blocks"], response.json()["settings"]["filters"]) == (1, 16)
-            url = f"/api/v1/training-sessions/{response.json()['id']}"
-            wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
-            assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
+
+def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings: Settings):
+    with _platform(settings) as (engine, client, headers):
+        response = client.post("/api/v1/training-sessions", json=ASK, headers=headers)
+        assert response.status_code == 202, response.text
+        url = f"/api/v1/training-sessions/{response.json()['id']}"
+        wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
+        detail = client.get(url).json()
+        bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
+        assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
+        wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
+        board = client.get("/api/v1/ladders/1/leaderboard").json()["entries"]
+        assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+
+        # A fine-tune of the last checkpoint: its network's shape, its weights, the same bot.
+        tune = ASK | {
+            "blocks": 3,
+            "filters": 64,
+            "episodes": 2,
+            "base_bot_id": bot_ids[-1],
+            "bot_name": "tuned",
+        }
+        response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
+        assert response.status_code == 202, response.text
+        assert (response.json()["settings"]["blocks"], response.json()["settings"]["filters"]) == (1, 16)
+        url = f"/api/v1/training-sessions/{response.json()['id']}"
+        wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
+        assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
     assert _training_workers(engine) == 0  # a stopped worker says so
 
 
 def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings: Settings):
-    engine = make_engine(settings.resolved_database_url)
-    migrate(engine)
-    blobs = BlobStore(settings.resolved_blob_url)
-    with session(engine) as db:
-        _, token = users.create_user(db, name="ada")
-        db.commit()
-    headers = {"Authorization": f"Bearer {token}"}
     ask = {"game": "smash", "kit": "actor-critic", "episodes": 50, "time_limit_seconds": 600}
     ask |= {"blocks": 1, "filters": 8, "checkpoint_every": 1}
-    with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
-        app = create_app(settings, engine=engine, blobs=blobs, enqueue=worker.enqueue)
-        with TestClient(app) as client:
-            wait_until(lambda: _training_workers(engine) == 1, "the training worker beats")
-            response = client.post("/api/v1/training-sessions", json=ask, headers=headers)
-            assert response.status_code == 202, response.text
-            url = f"/api/v1/training-sessions/{response.json()['id']}"
-            wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
-            detail = client.get(url).json()
-            # A segment is a generation; the lanes' first games end in the second (about 70 of them).
-            assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
-            assert detail["progress"]["games"] >= 50
-            assert detail["progress"]["positions"] == 2 * 128 * 16  # 2 segments of 128 lanes x 16 turns
-            assert all(point["policy"] == point["policy"] for point in detail["progress"]["losses"])  # no NaN
-            bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
-            wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
-            ladder = next(item for item in client.get("/api/v1/ladders").json() if item["game"] == "smash")
-            board = client.get(f"/api/v1/ladders/{ladder['id']}/leaderboard").json()["entries"]
-            assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+    with _platform(settings) as (engine, client, headers):
+        response = client.post("/api/v1/training-sessions", json=ask, headers=headers)
+        assert response.status_code == 202, response.text
+        url = f"/api/v1/training-sessions/{response.json()['id']}"
+        wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
+        detail = client.get(url).json()
+        # A segment is a generation; the lanes' first games end in the second (about 70 of them).
+        assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
+        assert detail["progress"]["games"] >= 50
+        assert detail["progress"]["positions"] == 2 * 128 * 16  # 2 segments of 128 lanes x 16 turns
+        assert all(point["policy"] == point["policy"] for point in detail["progress"]["losses"])  # no NaN
+        bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
+        wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
+        ladder = next(item for item in client.get("/api/v1/ladders").json() if item["game"] == "smash")
+        board = client.get(f"/api/v1/ladders/{ladder['id']}/leaderboard").json()["entries"]
+        assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
 
-            tune = ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
-            response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
-            assert response.status_code == 202, response.text
-            url = f"/api/v1/training-sessions/{response.json()['id']}"
-            wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
-            assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
+        tune = ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
+        response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
+        assert response.status_code == 202, response.text
+        url = f"/api/v1/training-sessions/{response.json()['id']}"
+        wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
+        assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
 
 
 def _training_workers(engine) -> int:
