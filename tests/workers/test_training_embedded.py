@@ -65,16 +65,9 @@ def _platform(settings: Settings) -> Iterator[tuple[Engine, TestClient, dict[str
 
 def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings: Settings):
     with _platform(settings) as (engine, client, headers):
-        response = client.post("/api/v1/training-sessions", json=ASK, headers=headers)
-        assert response.status_code == 202, response.text
-        url = f"/api/v1/training-sessions/{response.json()['id']}"
-        wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
-        detail = client.get(url).json()
-        bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
+        _, detail = _trained(client, headers, ASK)
+        bot_ids = _rated_checkpoints(engine, client, detail)
         assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
-        wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
-        board = client.get("/api/v1/ladders/1/leaderboard").json()["entries"]
-        assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
 
         # A fine-tune of the last checkpoint: its network's shape, its weights, the same bot.
         tune = ASK | {
@@ -84,12 +77,9 @@ def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings:
             "base_bot_id": bot_ids[-1],
             "bot_name": "tuned",
         }
-        response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
-        assert response.status_code == 202, response.text
-        assert (response.json()["settings"]["blocks"], response.json()["settings"]["filters"]) == (1, 16)
-        url = f"/api/v1/training-sessions/{response.json()['id']}"
-        wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
-        assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
+        created, tuned = _trained(client, headers, tune)
+        assert (created["settings"]["blocks"], created["settings"]["filters"]) == (1, 16)
+        assert [c["version"] for c in tuned["checkpoints"]] == [1]
     assert _training_workers(engine) == 0  # a stopped worker says so
 
 
@@ -97,28 +87,38 @@ def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings:
     ask = {"game": "smash", "kit": "actor-critic", "episodes": 50, "time_limit_seconds": 600}
     ask |= {"blocks": 1, "filters": 8, "checkpoint_every": 1}
     with _platform(settings) as (engine, client, headers):
-        response = client.post("/api/v1/training-sessions", json=ask, headers=headers)
-        assert response.status_code == 202, response.text
-        url = f"/api/v1/training-sessions/{response.json()['id']}"
-        wait_until(lambda: client.get(url).json()["status"] == "finished", "the session finishes")
-        detail = client.get(url).json()
+        _, detail = _trained(client, headers, ask)
         # A segment is a generation; the lanes' first games end in the second (about 70 of them).
         assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
         assert detail["progress"]["games"] >= 50
         assert detail["progress"]["positions"] == 2 * 128 * 16  # 2 segments of 128 lanes x 16 turns
         assert all(point["policy"] == point["policy"] for point in detail["progress"]["losses"])  # no NaN
-        bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
-        wait_until(lambda: _rated(engine) >= set(bot_ids), "both checkpoints are rated")
-        ladder = next(item for item in client.get("/api/v1/ladders").json() if item["game"] == "smash")
-        board = client.get(f"/api/v1/ladders/{ladder['id']}/leaderboard").json()["entries"]
-        assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+        bot_ids = _rated_checkpoints(engine, client, detail)
 
-        tune = ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
-        response = client.post("/api/v1/training-sessions", json=tune, headers=headers)
-        assert response.status_code == 202, response.text
-        url = f"/api/v1/training-sessions/{response.json()['id']}"
-        wait_until(lambda: client.get(url).json()["status"] == "finished", "the fine-tune finishes")
-        assert [c["version"] for c in client.get(url).json()["checkpoints"]] == [1]
+        _, tuned = _trained(
+            client, headers, ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
+        )
+        assert [c["version"] for c in tuned["checkpoints"]] == [1]
+
+
+def _trained(client: TestClient, headers: dict[str, str], ask: dict) -> tuple[dict, dict]:
+    """The session `ask` started (as the API answered) and, once finished, its detail."""
+    response = client.post("/api/v1/training-sessions", json=ask, headers=headers)
+    assert response.status_code == 202, response.text
+    url = f"/api/v1/training-sessions/{response.json()['id']}"
+    wait_until(lambda: client.get(url).json()["status"] == "finished", f"session {url} finishes")
+    return response.json(), client.get(url).json()
+
+
+def _rated_checkpoints(engine: Engine, client: TestClient, detail: dict) -> list[int]:
+    """The bot ids of a session's checkpoints, once all are rated, checked to be on its game's
+    leaderboard as checkpoints (and no other bot is)."""
+    bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
+    wait_until(lambda: _rated(engine) >= set(bot_ids), "the checkpoints are rated")
+    ladder = next(item for item in client.get("/api/v1/ladders").json() if item["game"] == detail["game"])
+    board = client.get(f"/api/v1/ladders/{ladder['id']}/leaderboard").json()["entries"]
+    assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)
+    return bot_ids
 
 
 def _training_workers(engine) -> int:
