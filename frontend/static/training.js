@@ -8,6 +8,11 @@ import { h, svg, pageData, getJson, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 
 const PLOT_HEIGHT = 240;
+/** What each kit's two losses are (store.training.LossPoint). */
+const LOSS_NAMES = {
+  alphazero: { policy: "policy cross-entropy", value: "value MSE" },
+  "actor-critic": { policy: "V-trace policy-gradient loss", value: "value MSE to the V-trace targets" },
+};
 const ENDED = new Set(["finished", "failed", "cancelled"]);
 const data = pageData();
 
@@ -66,7 +71,7 @@ function drawLosses(container, session) {
       width, height: PLOT_HEIGHT, xDomain, yDomain, margin: { bottom: 40 },
       xTicks: ticks(...xDomain, 5).filter(Number.isInteger), yTicks: ticks(...yDomain, 5), yFormat: (v) => v.toFixed(1),
     });
-    for (const [key, label] of [["policy", "policy cross-entropy"], ["value", "value MSE"]]) {
+    for (const [key, label] of Object.entries(LOSS_NAMES[session.kit] ?? LOSS_NAMES.alphazero)) {
       root.append(
         svg("polyline", { class: `loss-line ${key}`, points: points(losses.map((p) => [x(p.step), y(p[key])])), "data-count": losses.length },
           svg("title", {}, label)),

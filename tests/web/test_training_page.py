@@ -66,6 +66,7 @@ def test_the_session_page_follows_the_training_live(page, site, screenshot):
     expect(page.locator("#time-text")).to_have_text("30 / 600 s")
     expect(page.locator("#ratings .checkpoint-rating")).to_have_count(1)
     expect(page.locator("#losses .loss-line")).to_have_count(2)
+    expect(page.locator("#losses .loss-line.policy title")).to_have_text("policy cross-entropy")
     expect(page.locator("#checkpoints tbody tr")).to_have_count(1)
 
     _generation(site, row.id, 2, rating=40.0)  # the session trains on: the page follows
@@ -84,6 +85,29 @@ def test_the_session_page_follows_the_training_live(page, site, screenshot):
     expect(page.locator("h1 .badge.checkpoint")).to_be_visible()
     page.get_by_role("link", name=f"training session {row.id}").click()
     expect(page).to_have_url(f"{site.url}/training/{row.id}")
+
+
+def test_an_actor_critic_session_names_its_own_losses(page, site):
+    settings = {key: SETTINGS[key] for key in SETTINGS if key not in ("simulations", "games_per_generation")}
+    with session(site.engine) as db:
+        owner, _ = users.create_user(db, name="smasher")
+        row = training.create_session(
+            db, owner_id=owner.id, game="smash", kit="actor-critic", bot_name="smasher", settings=settings
+        )
+        db.commit()
+        training.claim_session(db, session_id=row.id, owner="worker", lease_seconds=600, max_attempts=3)
+        losses = [LossPoint(step=48, policy=-0.01, value=0.05)]  # a policy-gradient loss may be negative
+        progress = Progress(
+            generation=1, step=48, games=2, positions=2048, elapsed_seconds=3.0, losses=losses
+        )
+        saved, _ = training.save_generation(
+            db, session_id=row.id, owner="worker", state_sha256="1" * 64, progress=progress
+        )
+        assert saved
+    page.goto(f"{site.url}/training/{row.id}")
+    expect(page.locator(".subtitle")).to_contain_text("actor-critic on smash")
+    expect(page.locator("#losses .loss-line.policy title")).to_have_text("V-trace policy-gradient loss")
+    expect(page.locator("#losses .loss-line.value title")).to_have_text("value MSE to the V-trace targets")
 
 
 def test_the_leaderboard_marks_checkpoints_and_can_hide_them(page, site):

@@ -63,8 +63,8 @@ class SessionStateError(ValueError):
 
 class LossPoint(BaseModel):
     step: int  # gradient steps so far
-    policy: float  # the generation's mean policy cross-entropy
-    value: float  # the generation's mean value MSE
+    policy: float  # the generation's mean policy loss: cross-entropy (alphazero), V-trace's policy gradient
+    value: float  # the generation's mean value MSE (to the V-trace targets for actor-critic)
 
 
 class Progress(BaseModel):
