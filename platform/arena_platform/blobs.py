@@ -2,7 +2,8 @@
 
 The root is a local folder (the embedded default) or any fsspec URL (s3://bucket/prefix, ...).
 Writes are idempotent (the same bytes have the same key) and atomic (a temporary name, then a
-move), so a crash never leaves a half-written blob under a real key. Reads verify the hash.
+move), so a crash never leaves a half-written blob under a real key. Reads verify the hash. Only
+training sessions' superseded resume points are deleted (arena_workers.training).
 """
 
 from __future__ import annotations
@@ -58,3 +59,10 @@ class BlobStore:
 
     def exists(self, key: str) -> bool:
         return self.fs.exists(self._path(key))
+
+    def delete(self, key: str) -> None:
+        """Removes the blob under `key` (nothing if there is none). Keys are contents: the caller
+        checks that nothing refers to these bytes any more."""
+        path = self._path(key)
+        if self.fs.exists(path):
+            self.fs.rm_file(path)

@@ -6,6 +6,8 @@ session is left alone until resumed, and a time slice hands the session on to th
 
 from __future__ import annotations
 
+import io
+import tarfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -168,5 +170,17 @@ def test_a_paused_session_stops_after_its_generation_and_a_slice_hands_it_on(set
     assert train_session(context, row.id) == "finished"
     with session(engine) as db:
         detail = training.describe_session(db, session_id=row.id)
+        state_sha256 = training.get_session(db, session_id=row.id).state_sha256
     assert detail.progress.games == 4
     assert [c.generation for c in detail.checkpoints] == [1, 2]
+    # Of the two generations' resume points the blob store keeps the last (the first was superseded).
+    assert _resume_points(context.blobs) == [state_sha256]
+    context.blobs.delete(state_sha256)
+    context.blobs.delete(state_sha256)  # deleting what is gone is no error
+    assert _resume_points(context.blobs) == []
+
+
+def _resume_points(blobs: BlobStore) -> list[str]:
+    """The keys of the blobs that are resume points (tar archives; models and weights are not)."""
+    keys = [path.rsplit("/", 1)[1] for path in blobs.fs.find(blobs.root)]
+    return [key for key in keys if tarfile.is_tarfile(io.BytesIO(blobs.get(key)))]

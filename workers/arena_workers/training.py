@@ -10,6 +10,8 @@ entered into the game's ladder as the next version of the session's bot (then th
 scheduled, so the checkpoint gets its first games at once). A worker killed mid-generation loses
 that generation only: the sweeper sends the session again once its lease lapses, and the next
 worker plays the generation again from the same seeds; a checkpoint is unique per generation.
+A resume point that a save superseded is deleted from the blob store (a long session would
+otherwise keep every generation's replay window).
 
 The session stops, before a generation, when its episodes (self-play games) or its time limit
 (training time over all its workers, so it holds to within a generation) are used up, or when its
@@ -146,6 +148,7 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
         if row.state_sha256 is None and row.settings.get("base_network_sha256"):
             run.load_network(context.blobs.get(row.settings["base_network_sha256"]))
         losses = Progress.model_validate(row.progress).losses
+        resume_point = row.state_sha256
         while True:
             if lease.status != RUNNING:
                 return lease.status or RUNNING  # paused, cancelled, or no longer ours (finish refuses)
@@ -160,8 +163,11 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
                 losses.append(
                     LossPoint(step=progress.step, policy=progress.policy_loss, value=progress.value_loss)
                 )
-            if not _save(context, row, owner, run, losses):
+            saved, state_sha256 = _save(context, row, owner, run, losses)
+            _discard_state(context, resume_point if saved else state_sha256)
+            if not saved:
                 return RUNNING  # the lease was lost: another worker has it
+            resume_point = state_sha256
 
 
 def _used_up(row: TrainingSession, run: Any) -> bool:
@@ -175,8 +181,9 @@ def _used_up(row: TrainingSession, run: Any) -> bool:
 
 def _save(
     context: WorkerContext, row: TrainingSession, owner: str, run: Any, losses: list[LossPoint]
-) -> bool:
-    """Saves the generation just played (and its checkpoint when due); False if the lease was lost."""
+) -> tuple[bool, str]:
+    """Saves the generation just played (and its checkpoint when due): whether it was saved (False
+    if the lease was lost) and the blob key of its resume point."""
     progress = run.progress
     state_sha256 = context.blobs.put(_pack(run))
     counters = Progress(
@@ -197,7 +204,22 @@ def _save(
         )
     if bot_id is not None:
         context.enqueue(SCHEDULE_LADDER, entry["ladder_id"])  # its first games, promptly
-    return saved
+    return saved, state_sha256
+
+
+def _discard_state(context: WorkerContext, state_sha256: str | None) -> None:
+    """Deletes a resume point from the blob store unless a session holds it: the one a save
+    superseded, or the one a save with a lost lease could not record. A blob left behind (the
+    worker died between the save and this, or the store refused) costs space, never a resume."""
+    if state_sha256 is None:
+        return
+    try:
+        with session(context.engine) as db:
+            held = training.holds_state(db, state_sha256=state_sha256)
+        if not held:
+            context.blobs.delete(state_sha256)
+    except Exception as error:  # the next generation goes on regardless
+        log.warning("resume point %s not deleted: %s", state_sha256, error)
 
 
 def _checkpoint(context: WorkerContext, row: TrainingSession, run: Any) -> dict[str, Any]:

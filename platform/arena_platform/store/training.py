@@ -334,6 +334,12 @@ def save_generation(
     return True, bot_id
 
 
+def holds_state(session: Session, *, state_sha256: str) -> bool:
+    """Whether some session's resume point is the blob `state_sha256`."""
+    statement = select(TrainingSession.id).where(col(TrainingSession.state_sha256) == state_sha256)
+    return session.exec(statement).first() is not None
+
+
 def _has_checkpoint(session: Session, session_id: int, generation: int) -> bool:
     statement = select(TrainingCheckpoint.id).where(
         col(TrainingCheckpoint.session_id) == session_id, col(TrainingCheckpoint.generation) == generation
