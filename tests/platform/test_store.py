@@ -20,6 +20,18 @@ def _manifest(name: str, player: str = "greedy") -> Manifest:
     return Manifest(game="bobail", game_version=1, name=name, player=player)
 
 
+def _upload(db, ladder, owner, name: str, player: str = "greedy", *, model: str) -> Bot:
+    """`owner`'s upload of a Bobail bot `name` to `ladder`, its model key `model` * 64."""
+    return bots.create_network_bot(
+        db,
+        ladder_id=ladder.id,
+        owner_id=owner.id,
+        manifest=_manifest(name, player),
+        report={},
+        model_sha256=model * 64,
+    )
+
+
 def test_a_token_is_shown_once_and_stored_as_its_hash(engine: Engine):
     with session(engine) as db:
         user, token = users.create_user(db, name="alice")
@@ -63,22 +75,8 @@ def test_reuploading_a_name_makes_a_new_version_and_keeps_the_old_playing_its_te
     with session(engine) as db:
         ladder = ensure_ladder(db, game="bobail", simulations=16)
         alice, _ = users.create_user(db, name="alice")
-        first = bots.create_network_bot(
-            db,
-            ladder_id=ladder.id,
-            owner_id=alice.id,
-            manifest=_manifest("alpha"),
-            report={},
-            model_sha256="a" * 64,
-        )
-        second = bots.create_network_bot(
-            db,
-            ladder_id=ladder.id,
-            owner_id=alice.id,
-            manifest=_manifest("alpha", "mcts"),
-            report={},
-            model_sha256="b" * 64,
-        )
+        first = _upload(db, ladder, alice, "alpha", model="a")
+        second = _upload(db, ladder, alice, "alpha", "mcts", model="b")
         db.commit()
         assert (first.version, first.status) == (1, "active")  # until the SPRT's verdict
         assert (second.version, second.status, second.player, second.kind) == (2, "active", "mcts", "network")
@@ -90,38 +88,17 @@ def test_a_bot_name_belongs_to_its_first_owner_and_house_names_to_nobody(engine:
         ladder = ensure_ladder(db, game="bobail", simulations=16)
         alice, _ = users.create_user(db, name="alice")
         bob, _ = users.create_user(db, name="bob")
-        bots.create_network_bot(
-            db,
-            ladder_id=ladder.id,
-            owner_id=alice.id,
-            manifest=_manifest("alpha"),
-            report={},
-            model_sha256="a" * 64,
-        )
+        _upload(db, ladder, alice, "alpha", model="a")
         for name in ("alpha", "random", "uct"):
             with pytest.raises(bots.NameTaken):
-                bots.create_network_bot(
-                    db,
-                    ladder_id=ladder.id,
-                    owner_id=bob.id,
-                    manifest=_manifest(name),
-                    report={},
-                    model_sha256="b" * 64,
-                )
+                _upload(db, ladder, bob, name, model="b")
 
 
 def test_a_ladder_made_before_a_house_bot_joined_its_game_gains_it_once(engine: Engine, monkeypatch):
     with session(engine) as db:
         ladder = ensure_ladder(db, game="bobail", simulations=16)
         alice, _ = users.create_user(db, name="alice")
-        bots.create_network_bot(  # taken before "chain" was a house bot of this game
-            db,
-            ladder_id=ladder.id,
-            owner_id=alice.id,
-            manifest=_manifest("chain"),
-            report={},
-            model_sha256="a" * 64,
-        )
+        _upload(db, ladder, alice, "chain", model="a")  # taken before "chain" was a house bot of this game
         db.commit()
         monkeypatch.setitem(ladders.HOUSE_BOTS, "bobail", ("random", "uct", "chain", "lookahead"))
         for _ in range(2):
