@@ -69,8 +69,8 @@ SESSION_OPTIONS: dict[str, tuple[type, str]] = {
     "seed": (int, "the session's seed (default 0)"),
     "base-bot": (int, "fine-tune this checkpoint bot of one of your sessions (its id)"),
     "name": (str, "the bot its checkpoints are versions of (default: <kit>-<session id>)"),
-    "simulations": (int, "MCTS simulations per self-play move"),
-    "games-per-generation": (int, "self-play games between two trainings"),
+    "simulations": (int, "MCTS simulations per self-play move (alphazero)"),
+    "games-per-generation": (int, "self-play games between two trainings (alphazero)"),
     "checkpoint-every": (int, "generations between checkpoints entered into the ladder (default 5)"),
 }
 SESSION_FIELDS = {"base-bot": "base_bot_id", "name": "bot_name"}  # option -> API field, where they differ
