@@ -217,6 +217,27 @@ def test_a_claimed_session_saves_each_checkpoint_once_and_is_swept_when_silent(
         assert training.claim_session(db, owner="w3", **claim).state_sha256 == "1" * 64
 
 
+def test_only_ended_sessions_give_up_their_resume_points(engine: Engine, new_user: Callable[[str], str]):
+    new_user("ada")
+    ends = {"a" * 64: "finished", "b" * 64: "failed", "c" * 64: "finished"}  # each one's resume point
+    ids = [_session(engine, owner_id=1) for _ in ends]
+    with session(engine) as db:
+        for session_id, (state, status) in zip(ids, ends.items(), strict=True):
+            assert training.claim_session(
+                db, session_id=session_id, owner="w", lease_seconds=60, max_attempts=3
+            )
+            saved, _ = training.save_generation(
+                db, session_id=session_id, owner="w", state_sha256=state, progress=Progress()
+            )
+            assert saved
+            assert training.finish(db, session_id=session_id, owner="w", status=status)
+        assert sorted(training.drop_ended_states(db)) == ["a" * 64, "c" * 64]  # a failed one may resume
+        assert training.drop_ended_states(db) == []
+        assert [training.get_session(db, session_id=i).state_sha256 for i in ids] == [None, "b" * 64, None]
+        assert training.holds_state(db, state_sha256="b" * 64)
+        assert not training.holds_state(db, state_sha256="a" * 64)
+
+
 def test_a_session_whose_workers_keep_dying_fails(engine: Engine, new_user: Callable[[str], str]):
     new_user("ada")
     session_id = _session(engine, owner_id=1)

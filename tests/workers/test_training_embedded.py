@@ -26,7 +26,7 @@ from arena_platform.queue import TRAIN_SESSION
 from arena_platform.settings import Settings
 from arena_platform.store import training, users
 from arena_workers.embedded import EmbeddedWorker
-from arena_workers.runner import WorkerContext
+from arena_workers.runner import WorkerContext, sweep
 from arena_workers.training import train_session
 
 pytest.importorskip("torch")
@@ -173,11 +173,14 @@ def test_a_paused_session_stops_after_its_generation_and_a_slice_hands_it_on(set
         state_sha256 = training.get_session(db, session_id=row.id).state_sha256
     assert detail.progress.games == 4
     assert [c.generation for c in detail.checkpoints] == [1, 2]
-    # Of the two generations' resume points the blob store keeps the last (the first was superseded).
+    # Of the two generations' resume points the blob store keeps the last (the first was superseded),
+    # until the sweeper deletes it: a finished session is never resumed.
     assert _resume_points(context.blobs) == [state_sha256]
-    context.blobs.delete(state_sha256)
-    context.blobs.delete(state_sha256)  # deleting what is gone is no error
+    sweep(context)
     assert _resume_points(context.blobs) == []
+    with session(engine) as db:
+        assert training.get_session(db, session_id=row.id).state_sha256 is None
+    context.blobs.delete(state_sha256)  # deleting what is gone is no error
 
 
 def _resume_points(blobs: BlobStore) -> list[str]:

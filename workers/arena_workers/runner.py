@@ -59,7 +59,12 @@ from arena_platform.store.pairings import (
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
 from arena_platform.store.scheduling import schedule_round, stalled_ladders, task_messages
-from arena_platform.store.training import running_session_owners, sweep_sessions
+from arena_platform.store.training import (
+    drop_ended_states,
+    holds_state,
+    running_session_owners,
+    sweep_sessions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -306,7 +311,8 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
     nothing in flight, itself: behind the matches in the queue, those messages waited minutes
     (a busy ladder left the others unrated). So a ladder is refitted at least once a heartbeat.
     Training sessions likewise: a silent worker's session, or one whose message may be lost, is
-    sent again (store.training.sweep_sessions)."""
+    sent again (store.training.sweep_sessions); finished and cancelled sessions' resume points are
+    deleted."""
     settings = context.settings
     with session(context.engine) as db:
         swept = sweep_pairings(
@@ -328,8 +334,11 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
             resend_all_queued=resend_all_queued,
             dead_owners=_dead_local_owners(running_session_owners(db)),
         )
+        ended_states = drop_ended_states(db)
     for session_id in sessions:
         context.enqueue(TRAIN_SESSION, session_id)
+    for state_sha256 in ended_states:
+        discard_state(context, state_sha256)
     for pairing_id in swept.to_send:
         context.enqueue(PLAY_PAIRING, pairing_id)
     for ladder_id in stale:
@@ -339,6 +348,22 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
     if swept.requeued or swept.failed or swept.resent:
         log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
     return swept
+
+
+def discard_state(context: WorkerContext, state_sha256: str | None) -> None:
+    """Deletes a training session's resume point from the blob store unless a session holds it: the
+    one a save superseded, the one a save with a lost lease could not record, an ended session's.
+    A blob left behind (the worker died before this, or the store refused) costs space, never a
+    resume."""
+    if state_sha256 is None:
+        return
+    try:
+        with session(context.engine) as db:
+            held = holds_state(db, state_sha256=state_sha256)
+        if not held:
+            context.blobs.delete(state_sha256)
+    except Exception as error:  # a blob left behind costs space only
+        log.warning("resume point %s not deleted: %s", state_sha256, error)
 
 
 class LeaseKeeper:

@@ -11,9 +11,9 @@ scheduled, so the checkpoint gets its first games at once). A worker killed mid-
 that generation only: the sweeper sends the session again once its lease lapses, and the next
 worker plays the generation again from the same seeds; a checkpoint is unique per generation.
 A resume point that a save superseded is deleted from the blob store (a long session would
-otherwise keep every generation's replay window).
+otherwise keep every generation's replay window); the sweeper deletes an ended session's.
 
-The session stops, before a generation, when its episodes (self-play games) or its time limit
+The session stops, before a generation, when its episodes (training games) or its time limit
 (training time over all its workers, so it holds to within a generation) are used up, or when its
 owner paused or cancelled it (the heartbeat reads its status). A task trains for one time slice
 (`Settings.training_slice_seconds`), then puts the session back in the queue and sends it again:
@@ -48,7 +48,7 @@ from arena_platform.settings import Settings
 from arena_platform.store import training
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.training import FAILED, FINISHED, QUEUED, RUNNING, LossPoint, Progress
-from arena_workers.runner import WorkerContext, is_database_lost, new_owner
+from arena_workers.runner import WorkerContext, discard_state, is_database_lost, new_owner
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
                     LossPoint(step=progress.step, policy=progress.policy_loss, value=progress.value_loss)
                 )
             saved, state_sha256 = _save(context, row, owner, run, losses)
-            _discard_state(context, resume_point if saved else state_sha256)
+            discard_state(context, resume_point if saved else state_sha256)
             if not saved:
                 return RUNNING  # the lease was lost: another worker has it
             resume_point = state_sha256
@@ -205,21 +205,6 @@ def _save(
     if bot_id is not None:
         context.enqueue(SCHEDULE_LADDER, entry["ladder_id"])  # its first games, promptly
     return saved, state_sha256
-
-
-def _discard_state(context: WorkerContext, state_sha256: str | None) -> None:
-    """Deletes a resume point from the blob store unless a session holds it: the one a save
-    superseded, or the one a save with a lost lease could not record. A blob left behind (the
-    worker died between the save and this, or the store refused) costs space, never a resume."""
-    if state_sha256 is None:
-        return
-    try:
-        with session(context.engine) as db:
-            held = training.holds_state(db, state_sha256=state_sha256)
-        if not held:
-            context.blobs.delete(state_sha256)
-    except Exception as error:  # the next generation goes on regardless
-        log.warning("resume point %s not deleted: %s", state_sha256, error)
 
 
 def _checkpoint(context: WorkerContext, row: TrainingSession, run: Any) -> dict[str, Any]:

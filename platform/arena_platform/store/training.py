@@ -334,6 +334,25 @@ def save_generation(
     return True, bot_id
 
 
+def drop_ended_states(session: Session) -> list[str]:
+    """Clears the resume points of finished and cancelled sessions (nothing resumes them) and
+    returns their blob keys, for the caller to delete those no session holds. Commits."""
+    ended = col(TrainingSession.status).in_((FINISHED, CANCELLED))
+    keys = list(
+        session.exec(
+            select(TrainingSession.state_sha256).where(ended, col(TrainingSession.state_sha256).is_not(None))
+        )
+    )
+    if keys:
+        session.exec(
+            update(TrainingSession)
+            .where(ended, col(TrainingSession.state_sha256).in_(keys))
+            .values(state_sha256=None)
+        )
+    session.commit()
+    return keys
+
+
 def holds_state(session: Session, *, state_sha256: str) -> bool:
     """Whether some session's resume point is the blob `state_sha256`."""
     statement = select(TrainingSession.id).where(col(TrainingSession.state_sha256) == state_sha256)
