@@ -8,10 +8,11 @@ import { h, svg, pageData, getJson, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 
 const PLOT_HEIGHT = 240;
-/** What each kit's two losses are (store.training.LossPoint). */
+/** What each kit's losses are (store.training.LossPoint); dqn has no policy loss. */
 const LOSS_NAMES = {
   alphazero: { policy: "policy cross-entropy", value: "value MSE" },
   "actor-critic": { policy: "V-trace policy-gradient loss", value: "value MSE to the V-trace targets" },
+  dqn: { value: "mean |TD error|" },
 };
 const ENDED = new Set(["finished", "failed", "cancelled"]);
 const data = pageData();
@@ -58,26 +59,28 @@ function drawRatings(container, session) {
 }
 
 function drawLosses(container, session) {
-  const losses = session.progress.losses.filter((p) => Number.isFinite(p.policy) && Number.isFinite(p.value));
+  const names = LOSS_NAMES[session.kit] ?? LOSS_NAMES.alphazero;
+  const losses = session.progress.losses.filter((p) => Object.keys(names).every((key) => Number.isFinite(p[key])));
   if (!losses.length) {
     container.replaceChildren(h("p", { class: "muted" }, "No generation trained yet."));
     return;
   }
   drawAtWidth(container, (width) => {
     const xDomain = stepDomain(session);
-    const values = losses.flatMap((p) => [p.policy, p.value]);
+    const values = losses.flatMap((p) => Object.keys(names).map((key) => p[key]));
     const yDomain = padded(Math.min(0, ...values), Math.max(...values));
     const { root, x, y } = plotFrame({
       width, height: PLOT_HEIGHT, xDomain, yDomain, margin: { bottom: 40 },
       xTicks: ticks(...xDomain, 5).filter(Number.isInteger), yTicks: ticks(...yDomain, 5), yFormat: (v) => v.toFixed(1),
     });
-    for (const [key, label] of Object.entries(LOSS_NAMES[session.kit] ?? LOSS_NAMES.alphazero)) {
+    for (const [key, label] of Object.entries(names)) {
       root.append(
         svg("polyline", { class: `loss-line ${key}`, points: points(losses.map((p) => [x(p.step), y(p[key])])), "data-count": losses.length },
           svg("title", {}, label)),
       );
     }
-    root.append(axisLabel(x(xDomain[0]), x(xDomain[1]), "training step (policy loss solid, value loss dashed)"));
+    const lines = names.policy ? "policy loss solid, value loss dashed" : `${names.value}, dashed`;
+    root.append(axisLabel(x(xDomain[0]), x(xDomain[1]), `training step (${lines})`));
     container.replaceChildren(root);
   });
 }

@@ -62,7 +62,7 @@ def test_a_session_is_queued_sent_to_the_training_queue_and_listed(
     ("changes", "status", "code"),
     [
         ({"game": "chess"}, 422, "unknown_game"),
-        ({"kit": "dqn"}, 422, "unknown_kit"),
+        ({"kit": "muzero"}, 422, "unknown_kit"),
         ({"episodes": 10**9}, 422, "out_of_range"),
         ({"blocks": 99}, 422, "out_of_range"),
         ({"episodes": 0}, 422, "invalid_request"),
@@ -71,6 +71,8 @@ def test_a_session_is_queued_sent_to_the_training_queue_and_listed(
         ({"kit": "actor-critic"}, 422, "unsupported_game"),  # seed 003's Smash network only
         ({"game": "smash", "kit": "actor-critic", "simulations": 8}, 422, "not_for_kit"),
         ({"game": "smash", "kit": "actor-critic", "games_per_generation": 8}, 422, "not_for_kit"),
+        ({"game": "csb", "kit": "dqn", "simulations": 8}, 422, "not_for_kit"),
+        ({"game": "smash", "kit": "dqn"}, 422, "unsupported_game"),
     ],
 )
 def test_bad_requests_are_refused_with_a_reason(
@@ -112,6 +114,7 @@ def test_each_kit_is_offered_the_games_it_builds_a_network_for():
 
     assert set(training.KIT_GAMES["alphazero"]) == {game for game in GAMES if builds(game)}
     assert training.KIT_GAMES["actor-critic"] == ("smash",)  # arena_bots.training.actor_critic.GAME
+    assert training.KIT_GAMES["dqn"] == ("csb",)  # arena_bots.training.dqn_run trains CSB only
 
 
 def test_a_token_is_needed(client: TestClient):

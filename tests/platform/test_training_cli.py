@@ -48,7 +48,7 @@ def test_the_command_line_names_what_is_wrong(
     start = ["train", "start", "--game", "bobail", "--episodes", "8", "--minutes", "1", "--url", server]
     assert cli.main(start) == 2
     assert "needs an API token" in capsys.readouterr().err
-    assert cli.main([*start, "--token", new_user("ada"), "--kit", "dqn"]) == 2
-    assert "unknown kit 'dqn'" in capsys.readouterr().err
+    assert cli.main([*start, "--token", new_user("ada"), "--kit", "muzero"]) == 2
+    assert "unknown kit 'muzero'" in capsys.readouterr().err
     assert cli.main(["train", "cancel", "7", "--url", server, "--token", new_user("bob")]) == 2
     assert "training session 7 does not exist" in capsys.readouterr().err

@@ -4,6 +4,7 @@ checkpoint's bot page links back to it, and the leaderboard marks checkpoints an
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import expect
 
 from arena_bots.manifest import Manifest
@@ -87,27 +88,34 @@ def test_the_session_page_follows_the_training_live(page, site, screenshot):
     expect(page).to_have_url(f"{site.url}/training/{row.id}")
 
 
-def test_an_actor_critic_session_names_its_own_losses(page, site):
+@pytest.mark.parametrize(
+    ("game", "kit", "point", "names"),
+    [
+        # a policy-gradient loss may be negative
+        ("smash", "actor-critic", LossPoint(step=48, policy=-0.01, value=0.05),
+         {"policy": "V-trace policy-gradient loss", "value": "value MSE to the V-trace targets"}),
+        ("csb", "dqn", LossPoint(step=3900, policy=None, value=4.2), {"value": "mean |TD error|"}),
+    ],
+)  # fmt: skip
+def test_each_kit_names_its_own_losses(page, site, game, kit, point, names):
     settings = {key: SETTINGS[key] for key in SETTINGS if key not in ("simulations", "games_per_generation")}
     with session(site.engine) as db:
-        owner, _ = users.create_user(db, name="smasher")
+        owner, _ = users.create_user(db, name=f"{kit}-author")
         row = training.create_session(
-            db, owner_id=owner.id, game="smash", kit="actor-critic", bot_name="smasher", settings=settings
+            db, owner_id=owner.id, game=game, kit=kit, bot_name=kit, settings=settings
         )
         db.commit()
         training.claim_session(db, session_id=row.id, owner="worker", lease_seconds=600, max_attempts=3)
-        losses = [LossPoint(step=48, policy=-0.01, value=0.05)]  # a policy-gradient loss may be negative
-        progress = Progress(
-            generation=1, step=48, games=2, positions=2048, elapsed_seconds=3.0, losses=losses
-        )
+        progress = Progress(generation=1, step=point.step, games=2, positions=2048, losses=[point])
         saved, _ = training.save_generation(
             db, session_id=row.id, owner="worker", state_sha256="1" * 64, progress=progress
         )
         assert saved
     page.goto(f"{site.url}/training/{row.id}")
-    expect(page.locator(".subtitle")).to_contain_text("actor-critic on smash")
-    expect(page.locator("#losses .loss-line.policy title")).to_have_text("V-trace policy-gradient loss")
-    expect(page.locator("#losses .loss-line.value title")).to_have_text("value MSE to the V-trace targets")
+    expect(page.locator(".subtitle")).to_contain_text(f"{kit} on {game}")
+    expect(page.locator("#losses .loss-line")).to_have_count(len(names))
+    for key, name in names.items():
+        expect(page.locator(f"#losses .loss-line.{key} title")).to_have_text(name)
 
 
 def test_the_leaderboard_marks_checkpoints_and_can_hide_them(page, site):

@@ -1,7 +1,7 @@
 """Training sessions on the embedded default: SQLite, a blob folder, and the in-process worker
 (consuming the training queue beside the matches) train a tiny session started through the API,
 enter its checkpoints into the ladder and rate them, then fine-tune its last checkpoint (with each
-kit: alphazero on Bobail, actor-critic on Smash the Code); a paused
+kit: alphazero on Bobail, actor-critic on Smash the Code, dqn on Coders Strike Back); a paused
 session is left alone until resumed, and a time slice hands the session on to the next task."""
 
 from __future__ import annotations
@@ -100,6 +100,22 @@ def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings:
         _, tuned = _trained(
             client, headers, ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
         )
+        assert [c["version"] for c in tuned["checkpoints"]] == [1]
+
+
+def test_the_dqn_kit_trains_a_csb_session_and_fine_tunes_it(settings: Settings):
+    ask = {"game": "csb", "kit": "dqn", "episodes": 100, "time_limit_seconds": 600}
+    ask |= {"blocks": 1, "filters": 8, "checkpoint_every": 1}
+    with _platform(settings) as (engine, client, headers):
+        _, detail = _trained(client, headers, ask)
+        # A generation is 2,000 steps of 32 races, about 260 races started: one is enough.
+        assert [c["generation"] for c in detail["checkpoints"]] == [1]
+        assert detail["progress"]["positions"] == 2_000 * 32
+        assert [point["policy"] for point in detail["progress"]["losses"]] == [None]  # no policy head
+        bot_ids = _rated_checkpoints(engine, client, detail)
+
+        tune = ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
+        _, tuned = _trained(client, headers, tune)
         assert [c["version"] for c in tuned["checkpoints"]] == [1]
 
 

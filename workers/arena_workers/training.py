@@ -3,7 +3,8 @@
 A task claims the session (store.training), unpacks its resume point from the blob store into a
 scratch folder, and drives the kit's run one generation at a time (`open_run`; alphazero:
 self-play, replay window, training, arena_bots.training.run; actor-critic: a segment of play, then
-V-trace learning, arena_bots.training.actor_critic). After each generation it saves, in one transaction,
+V-trace learning, arena_bots.training.actor_critic; dqn: environment steps and their updates,
+arena_bots.training.dqn_run). After each generation it saves, in one transaction,
 the new resume point's blob key, the counters and, every `checkpoint_every` generations and after
 the last one, a checkpoint: the network exported with export_bot, validated as an upload is, and
 entered into the game's ladder as the next version of the session's bot (then the ladder is
@@ -25,6 +26,7 @@ PyTorch (the `train` extra) is imported inside the task only: match workers neve
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import io
 import logging
@@ -37,6 +39,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from arena_bots.manifest import ContractError
 from arena_bots.match import PlatformFault
@@ -158,16 +162,23 @@ def _train(context: WorkerContext, row: TrainingSession, owner: str, lease: Sess
                 return QUEUED
             context.check_running()
             run.train_generation()
-            progress = run.progress
-            if math.isfinite(progress.policy_loss) and math.isfinite(progress.value_loss):  # JSON has no NaN
-                losses.append(
-                    LossPoint(step=progress.step, policy=progress.policy_loss, value=progress.value_loss)
-                )
+            point = _loss_point(run.progress)
+            if point is not None:
+                losses.append(point)
             saved, state_sha256 = _save(context, row, owner, run, losses)
             discard_state(context, resume_point if saved else state_sha256)
             if not saved:
                 return RUNNING  # the lease was lost: another worker has it
             resume_point = state_sha256
+
+
+def _loss_point(progress: Any) -> LossPoint | None:
+    """The losses of the generation just trained; None while they are NaN (JSON has no NaN). A kit
+    without a policy loss (dqn) has policy_loss None."""
+    policy, value = progress.policy_loss, progress.value_loss
+    if not math.isfinite(value) or (policy is not None and not math.isfinite(policy)):
+        return None
+    return LossPoint(step=progress.step, policy=policy, value=value)
 
 
 def _used_up(row: TrainingSession, run: Any) -> bool:
@@ -246,6 +257,8 @@ def open_run(row: TrainingSession, folder: Path) -> Any:
     `network_bytes()` / `load_network(data)`, `game`, `folder`, and the `resume_files` to keep."""
     if row.kit == "actor-critic":
         return ActorCriticRun(folder, row.settings)
+    if row.kit == "dqn":
+        return DqnSessionRun(folder, row.settings)
     from arena_bots.training.run import Run
 
     return Run.open(folder, get_game(row.game), run_settings(row.game, row.settings), _no_fit)
@@ -296,6 +309,65 @@ class ActorCriticRun:
         from arena_bots.training.networks import load_weights
 
         load_weights(self.run.trainer.network, data)
+
+
+class DqnSessionRun:
+    """The DQN kit's run (Coders Strike Back, arena_bots.training.dqn_run) as a session drives a run:
+    a generation is `GENERATION_STEPS` environment steps (each one turn of every race) with their
+    updates; the runner learns first, then the blocker (the kit's phases), and a checkpoint plays
+    the pair once the blocker learns. Blocks and filters are the Q-nets' hidden layers and units;
+    its one loss is the generation's mean |TD error| (no policy loss)."""
+
+    GENERATION_STEPS = 2_000
+
+    def __init__(self, folder: Path, asked: dict[str, Any]) -> None:
+        from arena_bots.training import dqn_run
+
+        shape = {"layers": asked["blocks"], "width": asked["filters"], "seed": asked["seed"]}
+        self.run = dqn_run.DqnRun.open(folder, dataclasses.replace(dqn_run.DqnSettings(), **shape))
+        self.folder, self.game = folder, self.run.game
+        self.td_error = math.nan
+
+    @property
+    def resume_files(self) -> list[str]:
+        """What `DqnRun.resume` reads: the memories and tracks exist once their role has played."""
+        return sorted(path.name for path in self.folder.iterdir() if path.is_file())
+
+    @property
+    def progress(self) -> Any:
+        from arena_bots.training.run import Progress
+
+        counters = self.run.progress
+        return Progress(
+            generation=counters.step // self.GENERATION_STEPS,
+            step=counters.updates,
+            games=counters.episodes,
+            positions=counters.step * self.run.settings.races,
+            wall_seconds=self.run.wall_seconds(),
+            policy_loss=None,
+            value_loss=self.td_error,
+        )
+
+    def train_generation(self) -> None:
+        errors: list[float] = []
+        for _ in range(self.GENERATION_STEPS):
+            errors += self.run.step()
+        self.td_error = float(np.mean(errors)) if errors else math.nan
+        self.run.save()
+
+    def export(self, name: str) -> bytes:
+        return self.run.export(name, blocker=self.run.phase == "blocker")
+
+    def network_bytes(self) -> bytes:
+        from arena_bots.training.networks import weights_bytes
+
+        return weights_bytes(self.run.learner.network)
+
+    def load_network(self, data: bytes) -> None:
+        from arena_bots.training.networks import load_weights
+
+        load_weights(self.run.learner.network, data)
+        self.run.learner.sync_target()
 
 
 def run_settings(game: str, asked: dict[str, Any]) -> Any:

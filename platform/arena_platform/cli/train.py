@@ -63,7 +63,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 SESSION_OPTIONS: dict[str, tuple[type, str]] = {
-    "kit": (str, "alphazero (bobail, pente, spring2021; the default) or actor-critic (smash)"),
+    "kit": (str, "alphazero (bobail, pente, spring2021; the default), actor-critic (smash) or dqn (csb)"),
     "blocks": (int, "residual blocks of the network (an MLP's hidden layers); default 4"),
     "filters": (int, "convolution filters (an MLP's units per layer); default 32"),
     "seed": (int, "the session's seed (default 0)"),
@@ -156,13 +156,19 @@ def _summary_line(item: dict[str, Any]) -> str:
     """One line per session: id, status, game and kit, games and steps, training time, loss."""
     progress, asked = item["progress"], item["settings"]
     losses = progress["losses"]
-    loss = f" | loss p {losses[-1]['policy']:.3f} v {losses[-1]['value']:.3f}" if losses else ""
+    loss = f" | loss {_losses(losses[-1])}" if losses else ""
     error = f" | {item['error']}" if item["error"] else ""
     return (
         f"session {item['id']} {item['status']}: {item['game']} {item['kit']} bot {item['bot_name']!r} | "
         f"games {progress['games']}/{asked['episodes']} steps {progress['step']} | "
         f"{progress['elapsed_seconds']:.0f}/{asked['time_limit_seconds']} s{loss}{error}"
     )
+
+
+def _losses(point: dict[str, Any]) -> str:
+    """A generation's losses: policy and value, or the value alone (dqn's TD error)."""
+    value = f"v {point['value']:.3f}"
+    return value if point["policy"] is None else f"p {point['policy']:.3f} {value}"
 
 
 def _checkpoint_line(checkpoint: dict[str, Any]) -> str:

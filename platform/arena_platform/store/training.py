@@ -50,8 +50,9 @@ QUEUED, RUNNING, PAUSED, FINISHED, FAILED, CANCELLED = (
     "cancelled",
 )
 # The games each kit builds a network for: alphazero one (C, H, W) board with flat extras and one
-# action head (arena_bots.training.networks.build_network), actor-critic seed 003's Smash net.
-KIT_GAMES = {"alphazero": ("bobail", "pente", "spring2021"), "actor-critic": ("smash",)}
+# action head (arena_bots.training.networks.build_network), actor-critic seed 003's Smash net, dqn
+# seed 002's Coders Strike Back Q-nets (runner, then blocker).
+KIT_GAMES = {"alphazero": ("bobail", "pente", "spring2021"), "actor-critic": ("smash",), "dqn": ("csb",)}
 KITS = tuple(KIT_GAMES)  # the kits the training workers run (arena_workers.training)
 LIVE = (QUEUED, RUNNING)  # what counts against a user's sessions at once
 ENDED = (FINISHED, FAILED, CANCELLED)
@@ -63,8 +64,11 @@ class SessionStateError(ValueError):
 
 class LossPoint(BaseModel):
     step: int  # gradient steps so far
-    policy: float  # the generation's mean policy loss: cross-entropy (alphazero), V-trace's policy gradient
-    value: float  # the generation's mean value MSE (to the V-trace targets for actor-critic)
+    # The generation's mean losses. policy: cross-entropy (alphazero), V-trace's policy gradient
+    # (actor-critic), None (dqn: no policy head). value: MSE (to the V-trace targets for
+    # actor-critic), the mean |TD error| for dqn.
+    policy: float | None
+    value: float
 
 
 class Progress(BaseModel):

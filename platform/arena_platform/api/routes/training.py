@@ -41,10 +41,12 @@ class TrainingRequest(BaseModel):
 
     game: str = Field(max_length=32, description="the game, e.g. bobail")
     kit: str = Field("alphazero", max_length=32, description=f"the training kit: {', '.join(KITS)}")
-    episodes: int = Field(ge=1, description="training games in all")
+    episodes: int = Field(ge=1, description="training games in all (dqn: races started)")
     time_limit_seconds: int = Field(ge=1, description="training time in all, over every worker")
-    blocks: int = Field(4, ge=1, description="residual blocks (an MLP's hidden layers)")
-    filters: int = Field(32, ge=1, description="convolution filters (an MLP's units per layer)")
+    blocks: int = Field(4, ge=1, description="residual blocks (an MLP's or dqn Q-net's hidden layers)")
+    filters: int = Field(
+        32, ge=1, description="convolution filters (an MLP's or dqn Q-net's units per layer)"
+    )
     seed: int = Field(0, ge=0, le=MAX_ID)
     base_bot_id: int | None = Field(None, ge=1, le=MAX_ID, description="a checkpoint of yours to fine-tune")
     bot_name: str | None = Field(
@@ -196,7 +198,9 @@ def _settings(body: TrainingRequest, settings: Settings) -> dict[str, Any]:
     given = [field for field in SEARCH_FIELDS if getattr(body, field) is not None]
     if given:
         options = ", ".join(given)
-        raise ApiError(422, "not_for_kit", f"{options}: alphazero options, the {body.kit} kit does no search")
+        raise ApiError(
+            422, "not_for_kit", f"{options}: alphazero options, the {body.kit} kit plays no self-play search"
+        )
     return asked
 
 
