@@ -100,7 +100,10 @@ def test_a_ladder_made_before_a_house_bot_joined_its_game_gains_it_once(engine: 
         alice, _ = users.create_user(db, name="alice")
         _upload(db, ladder, alice, "chain", model="a")  # taken before "chain" was a house bot of this game
         db.commit()
-        monkeypatch.setitem(ladders.HOUSE_BOTS, "bobail", ("random", "uct", "chain", "lookahead"))
+        # "lookahead" twice: the second insert meets the unique guard, as a concurrent one would
+        monkeypatch.setitem(
+            ladders.HOUSE_BOTS, "bobail", ("random", "uct", "chain", "lookahead", "lookahead")
+        )
         for _ in range(2):
             assert ensure_ladder(db, game="bobail", simulations=16).id == ladder.id
             db.commit()

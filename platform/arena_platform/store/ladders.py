@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from arena_games.registry import get_game
@@ -58,13 +61,14 @@ def ensure_ladder(session: Session, *, game: str, simulations: int, seed: int = 
 
 def _add_missing_house_bots(session: Session, ladder: Ladder) -> None:
     """Add to `ladder` each house bot of its game that no bot on it is named after. A name an
-    upload took before its house bot existed stays the uploader's: that ladder goes without it."""
+    upload took before its house bot existed stays the uploader's: that ladder goes without it.
+    Each insert is its own savepoint, so a concurrent transaction that added the same house bot
+    first (the unique (ladder, name, version) guard) costs nothing but that insert."""
     taken = set(session.exec(select(Bot.name).where(Bot.ladder_id == ladder.id)))
-    missing = [name for name in house_bots(ladder.game) if name not in taken]
-    for name in missing:
-        session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=name))
-    if missing:
-        session.flush()
+    for name in house_bots(ladder.game):
+        if name not in taken:
+            with contextlib.suppress(IntegrityError), session.begin_nested():
+                session.add(Bot(ladder_id=ladder.id, name=name, kind="house", player=name))
 
 
 def list_ladders(session: Session) -> list[Ladder]:
