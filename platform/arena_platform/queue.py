@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from celery import Celery
 
-SCHEDULE_LADDER = "arena.schedule_ladder"  # args: ladder id; books the ladder's next pairings
+SCHEDULE_LADDER = "arena.schedule_ladder"  # args: ladder ids; books each ladder's next pairings
 TRAIN_SESSION = "arena.train_session"  # args: training session id; trains it for a while
 
 # Training runs on its own queue, so that match workers never need PyTorch: `arena worker` consumes

@@ -351,6 +351,17 @@ def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(cont
     assert len(runner.schedule_ladder(context, ladder.id)) == cap  # the ladder goes on
 
 
+def test_a_round_of_several_ladders_sends_their_messages_in_turn(context, ladder, enqueued, engine: Engine):
+    with session(engine) as db:
+        other = ensure_ladder(db, game="pente", simulations=4).id
+        db.commit()
+    booked = runner.schedule_ladder(context, ladder.id, other)
+    assert len(booked) == 2 * SchedulePolicy().max_in_flight  # two messages per ladder of two house bots
+    with session(engine) as db:
+        ladders = [db.get(Pairing, message[1][0]).ladder_id for message in enqueued]
+    assert ladders == [ladder.id, other, ladder.id, other]  # not both of one ladder first
+
+
 def test_the_sweeper_resends_lost_pairings_refits_and_books_lost_rounds_itself(
     context, new_pairings, ladder, enqueued
 ):

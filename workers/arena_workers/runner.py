@@ -21,6 +21,7 @@ attempt, to be played again from the start.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -286,16 +287,28 @@ def is_database_lost(error: BaseException) -> bool:
     )
 
 
-def schedule_ladder(context: WorkerContext, ladder_id: int) -> list[int]:
-    """Books the ladder's next pairings and sends them in messages of at most `PAIRINGS_PER_TASK`,
-    pairings that share a bot together (so its searches batch their games); their ids."""
-    with session(context.engine) as db:
-        pairings = schedule_round(
-            db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=context.settings.lease_seconds
-        )
-    for message in task_messages(pairings, PAIRINGS_PER_TASK):
-        context.enqueue(PLAY_PAIRINGS, message)
-    return [pairing.id for pairing in pairings]
+def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
+    """Books each ladder's next pairings and sends them in messages of at most `PAIRINGS_PER_TASK`,
+    pairings that share a bot together (so its searches batch their games); their ids. The ladders'
+    messages are sent in turn (one of each, then the next of each), so that on a busy queue no
+    ladder's first games wait behind another ladder's whole round."""
+    rounds = []
+    for ladder_id in ladder_ids:
+        with session(context.engine) as db:
+            rounds.append(
+                schedule_round(
+                    db,
+                    ladder_id=ladder_id,
+                    count=SCHEDULE_ROUND,
+                    redelivery_seconds=context.settings.lease_seconds,
+                )
+            )
+    messages = (task_messages(pairings, PAIRINGS_PER_TASK) for pairings in rounds)
+    for turn in itertools.zip_longest(*messages):
+        for message in turn:
+            if message is not None:
+                context.enqueue(PLAY_PAIRINGS, message)
+    return [pairing.id for pairings in rounds for pairing in pairings]
 
 
 def refit(context: WorkerContext, ladder_id: int) -> bool:
@@ -343,8 +356,7 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
         context.enqueue(PLAY_PAIRING, pairing_id)
     for ladder_id in stale:
         refit(context, ladder_id)
-    for ladder_id in stalled:
-        schedule_ladder(context, ladder_id)
+    schedule_ladder(context, *stalled)
     if swept.requeued or swept.failed or swept.resent:
         log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
     return swept

@@ -3,7 +3,8 @@
 Every task takes ids only, is acknowledged late, and is safe to run twice or on two workers at once
 (the database decides). Contracts:
 
-  arena.schedule_ladder(ladder_id)   books the ladder's next pairings and sends them; returns their ids
+  arena.schedule_ladder(ladder_id...) books each ladder's next pairings and sends them (the
+                                     ladders' messages in turn); returns their ids
   arena.play_pairing(pairing_id)     claims, plays and records one pairing, then enqueues a refit and
                                      the next scheduling round; a pairing that is done, failed or held
                                      under a live lease elsewhere is left alone
@@ -99,8 +100,8 @@ def _shim(name: str, body: Body, context_of: Callable[[Celery], WorkerContext]) 
 
 
 @arena_task(SCHEDULE_LADDER)
-def schedule_ladder(context: WorkerContext, ladder_id: int) -> list[int]:
-    return runner.schedule_ladder(context, ladder_id)
+def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
+    return runner.schedule_ladder(context, *ladder_ids)
 
 
 @arena_task(PLAY_PAIRING)

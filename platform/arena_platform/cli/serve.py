@@ -89,8 +89,7 @@ def _run_serve(_: argparse.Namespace) -> int:
 def _run_demo(_: argparse.Namespace) -> int:
     with services(_settings()) as running:
         ladders = [load_zoo_ladder(running, game) for game in DEMO_GAMES]
-        for ladder in ladders:
-            running.enqueue(SCHEDULE_LADDER, ladder.id)
+        running.enqueue(SCHEDULE_LADDER, *(ladder.id for ladder in ladders))  # their games in turn
         threading.Thread(target=_show_progress, args=(running.engine, ladders), daemon=True).start()
         serve_forever(running)
     return 0
