@@ -264,7 +264,24 @@ def open_run(row: TrainingSession, folder: Path) -> Any:
     return Run.open(folder, get_game(row.game), run_settings(row.game, row.settings), _no_fit)
 
 
-class ActorCriticRun:
+class _KitRun:
+    """What the actor-critic and dqn session runs share: their torch network's weights as bytes
+    (`network`, set by each), as the alphazero Run's `network_bytes` / `load_network` give them."""
+
+    network: Any
+
+    def network_bytes(self) -> bytes:
+        from arena_bots.training.networks import weights_bytes
+
+        return weights_bytes(self.network)
+
+    def load_network(self, data: bytes) -> None:
+        from arena_bots.training.networks import load_weights
+
+        load_weights(self.network, data)
+
+
+class ActorCriticRun(_KitRun):
     """The actor-critic kit's run (Smash the Code, arena_bots.training.actor_critic) as a session
     drives a run: a generation is one segment (the lanes play, then V-trace learns from it), and
     its losses are the segment's policy and value terms. Sessions record no demonstrations."""
@@ -276,7 +293,7 @@ class ActorCriticRun:
 
         shape = {"blocks": asked["blocks"], "filters": asked["filters"]}
         self.run = actor_critic.Run.open(folder, actor_critic.settings_with(**shape, seed=asked["seed"]))
-        self.folder, self.game = folder, actor_critic.GAME
+        self.folder, self.game, self.network = folder, actor_critic.GAME, self.run.trainer.network
 
     @property
     def progress(self) -> Any:
@@ -300,18 +317,8 @@ class ActorCriticRun:
     def export(self, name: str) -> bytes:
         return self.run.trainer.export(name)
 
-    def network_bytes(self) -> bytes:
-        from arena_bots.training.networks import weights_bytes
 
-        return weights_bytes(self.run.trainer.network)
-
-    def load_network(self, data: bytes) -> None:
-        from arena_bots.training.networks import load_weights
-
-        load_weights(self.run.trainer.network, data)
-
-
-class DqnSessionRun:
+class DqnSessionRun(_KitRun):
     """The DQN kit's run (Coders Strike Back, arena_bots.training.dqn_run) as a session drives a run:
     a generation is `GENERATION_STEPS` environment steps (each one turn of every race) with their
     updates; the runner learns first, then the blocker (the kit's phases), and a checkpoint plays
@@ -325,7 +332,7 @@ class DqnSessionRun:
 
         shape = {"layers": asked["blocks"], "width": asked["filters"], "seed": asked["seed"]}
         self.run = dqn_run.DqnRun.open(folder, dataclasses.replace(dqn_run.DqnSettings(), **shape))
-        self.folder, self.game = folder, self.run.game
+        self.folder, self.game, self.network = folder, self.run.game, self.run.learner.network
         self.td_error = math.nan
 
     @property
@@ -358,15 +365,8 @@ class DqnSessionRun:
     def export(self, name: str) -> bytes:
         return self.run.export(name, blocker=self.run.phase == "blocker")
 
-    def network_bytes(self) -> bytes:
-        from arena_bots.training.networks import weights_bytes
-
-        return weights_bytes(self.run.learner.network)
-
     def load_network(self, data: bytes) -> None:
-        from arena_bots.training.networks import load_weights
-
-        load_weights(self.run.learner.network, data)
+        super().load_network(data)
         self.run.learner.sync_target()
 
 
