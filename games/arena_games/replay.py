@@ -106,20 +106,40 @@ class Replay:
 
     @classmethod
     def from_json(cls, text: str) -> Replay:
-        try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as error:
-            raise BadReplay(f"replay is not JSON: {error}") from None
+        return cls.from_dict(parse_json(text))
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value of a replay file's text. BadReplay when it is no strict JSON (NaN and
+    Infinity are not JSON) or nests arrays and objects too deep for Python's parser, which raises
+    RecursionError near a depth of 1,000 (a replay nests 10 deep)."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise BadReplay(f"replay is not JSON: {error}") from None
+    except RecursionError:
+        raise BadReplay("replay is not JSON this parser reads: its arrays or objects nest too deep") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise BadReplay(f"replay is not JSON: {name} is no JSON number")
 
 
 def replay_states(game: Game, replay: Replay) -> list[Any]:
     """Every state of the game, from the start to the final one, re-played through `game`.
 
-    Raises BadReplay when the replay belongs to another game or version, or an action is illegal.
+    Raises BadReplay when the replay belongs to another game or version, does not name a player
+    and a return per seat, or an action is illegal.
     """
     if (replay.game, replay.game_version) != (game.spec.name, game.spec.version):
         raise BadReplay(
             f"replay is for {replay.game} v{replay.game_version}, not {game.spec.name} v{game.spec.version}"
+        )
+    seats = game.spec.num_players
+    if len(replay.players) != seats or len(replay.returns) != seats:
+        raise BadReplay(
+            f"replay names {len(replay.players)} players and {len(replay.returns)} returns: "
+            f"{game.spec.name} has {seats} seats"
         )
     states = [game.init(replay.seed, replay.config)]
     for index, step in enumerate(replay.steps):

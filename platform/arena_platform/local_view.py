@@ -2,30 +2,35 @@
 
 The same pages and modules as the server's replay viewer: `/games/{n}` renders `replay.html`, whose
 player fetches `/api/v1/games/{n}/frames`, answered by the frames endpoint's own `replay_frames`.
-Game n is the n-th file given (from 1); `/` shows the first. The files are read and re-played when
-the app is made, so a bad file is reported before anything is served.
+Game n is the n-th file given (from 1); `/` shows the first. The files are read, checked against
+the replay schema (arena_games/replay.schema.json) and re-played when the app is made, so a bad
+file, crafted ones included, is reported by name before anything is served.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from arena_bots.pairs import first_seat_score
 from arena_games.api import GameError
-from arena_games.replay import Replay
+from arena_games.replay import BadReplay, Replay, json_schema, parse_json
 from arena_platform.api.errors import install_error_handlers, not_found
 from arena_platform.api.pages import install_frontend, not_found_page, render
-from arena_platform.api.routes.frames import GameFrames, replay_frames
+from arena_platform.api.routes.frames import GameFrames, frames_of
 from arena_platform.store.reads import BotRef, GameSummary
 
 LOCAL = 0  # the ladder and bot ids of local games: there is no ladder page nor bot page to link
+SHOWN_CHARS = 200  # of a schema error's message, which quotes the offending value whole
 
 
 class ReplayFileError(Exception):
@@ -75,12 +80,12 @@ def load_game(number: int, path: Path) -> LocalGame:
     except (OSError, UnicodeDecodeError) as error:
         raise ReplayFileError(f"cannot read {path}: {error}") from None
     try:
-        replay = Replay.from_json(text)
+        replay = Replay.from_dict(_schema_checked(parse_json(text)))
         seats = [BotRef(id=LOCAL, name=name, version=1) for name in replay.players]
-        frames = replay_frames(text, game_id=number, seats=seats)
-    except GameError as error:  # malformed, an unknown game or version, an illegal step
+        frames = frames_of(replay, game_id=number, seats=seats)
+    except GameError as error:  # no JSON, off the schema, an unknown game or version, an illegal step
         raise ReplayFileError(f"{path} cannot be re-played: {error}") from None
-    index = int(replay.meta.get("index", 0))
+    index = int(replay.meta.get("index", 0))  # the schema made it integral (1e3 is an integer too)
     summary = GameSummary(
         id=number,
         ladder_id=LOCAL,
@@ -96,3 +101,19 @@ def load_game(number: int, path: Path) -> LocalGame:
         created_at=modified,
     )
     return LocalGame(summary, frames)
+
+
+def _schema_checked(data: Any) -> Any:
+    """`data`, a replay file's JSON, when it follows the replay schema; BadReplay names the first fault
+    otherwise (a file from elsewhere is not trusted to be what `arena play` wrote)."""
+    error = jsonschema.exceptions.best_match(_replay_validator().iter_errors(data))
+    if error is None:
+        return data
+    where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+    message = error.message if len(error.message) <= SHOWN_CHARS else error.message[:SHOWN_CHARS] + "..."
+    raise BadReplay(f"it does not follow the replay schema: at {where}: {message}")
+
+
+@functools.cache
+def _replay_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json_schema())

@@ -193,6 +193,49 @@ def test_the_local_viewer_refuses_a_file_that_is_no_replay(tmp_path, capsys):
     assert "bad.json cannot be re-played" in capsys.readouterr().err
 
 
+def _crafted(tmp_path: Path, name: str, craft) -> Path:
+    """A replay file that `arena play` wrote, then `craft`ed: a function of its text to the new text."""
+    out = tmp_path / "replays"
+    command = ["play", "--game", "bobail", "--players", "uct", "random", "--seed", "3"]
+    assert cli.main([*command, "--simulations", "4", "--out", str(out)]) == 0
+    path = tmp_path / name
+    path.write_text(craft((out / "game-0001.json").read_text()))
+    return path
+
+
+def _with(change):
+    """A craft that applies `change` to the replay's JSON data."""
+
+    def craft(text: str) -> str:
+        data = json.loads(text)
+        change(data)
+        return json.dumps(data)
+
+    return craft
+
+
+@pytest.mark.parametrize(
+    ("craft", "reason"),
+    [
+        (_with(lambda d: d["meta"].update(index="x")), "at meta/index: 'x' is not of type 'integer'"),
+        (lambda text: "[" * 100_000 + "]" * 100_000, "its arrays or objects nest too deep"),
+        (lambda text: text.replace('"seed":3', '"seed":NaN'), "NaN is no JSON number"),
+        (_with(lambda d: d["steps"][0].update(insights=[5])), "at steps/0/insights/0: 5 is not of type"),
+        (_with(lambda d: d["steps"][0]["insights"][0].update(top=[{"action": "x"}])), "at steps/0/ins"),
+        (_with(lambda d: d.update(players=["solo"])), "names 1 players and 2 returns: bobail has 2 seats"),
+        (_with(lambda d: d["result"].update(returns=[])), "names 2 players and 0 returns"),
+    ],
+)
+def test_the_local_viewer_refuses_a_crafted_replay_with_its_reason(tmp_path, capsys, craft, reason):
+    crafted = _crafted(tmp_path, "crafted.json", craft)
+    with pytest.raises(ReplayFileError, match=r"crafted\.json cannot be re-played: ") as refused:
+        local_view_app([crafted])
+    assert reason in str(refused.value)
+    capsys.readouterr()
+    assert cli.main(["view", str(crafted)]) == 2
+    assert reason in capsys.readouterr().err
+
+
 def test_arena_view_prints_each_files_address_serves_it_and_stops_on_ctrl_c(tmp_path, capsys):
     out = tmp_path / "replays"
     assert cli.main(["play", "--game", "bobail", "--players", "uct", "random", "--out", str(out)]) == 0
