@@ -2,17 +2,26 @@
 
 SQLite (the embedded default) is shared by the API and the in-process worker: it runs in WAL
 mode with a busy timeout, or concurrent writers fail with "database is locked" (ARCHITECTURE §8).
+
+Migrations run one process at a time (several `arena serve` or worker processes started together
+all migrate on start): PostgreSQL under an advisory lock held by the migration's transaction,
+SQLite under an exclusive lock on a file beside the database. A process that waited finds the
+schema up to date and has nothing to do. Without them, the processes raced to create the same
+tables and all but one died.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, Executable, create_engine, event
+from sqlalchemy import Connection, Engine, Executable, create_engine, event, text
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
@@ -50,9 +59,35 @@ def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the schema of `engine`'s database up to `revision` (the newest migration by default)."""
     config = Config()
     config.set_main_option("script_location", str(resources.files("arena_platform") / "migrations"))
-    with engine.begin() as connection:
+    with _migrating(engine) as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+MIGRATION_LOCK_KEY = 0x6172656E61  # PostgreSQL's advisory lock of migrations: "arena" in ASCII
+
+
+@contextlib.contextmanager
+def _migrating(engine: Engine) -> Iterator[Connection]:
+    """A transaction on `engine` that holds the migration lock (see the module's docstring)."""
+    with _sqlite_file_lock(engine), engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+        yield connection
+
+
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """Holds an exclusive lock on `<database file>.migrating` (none for PostgreSQL or an in-memory
+    SQLite): SQLite's own locks keep its statements apart, not a migration's read of the version
+    table from its creation of the tables."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:":
+        yield
+        return
+    with open(f"{path}.migrating", "a") as lock:  # closing it releases the lock
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def session(engine: Engine) -> Session:

@@ -3,6 +3,9 @@ data migrations carry the data of older schemas forward."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +55,29 @@ def test_the_migrations_build_the_schema_the_models_declare(empty_database: Engi
     with empty_database.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
     assert differences == []
+
+
+# Migrates the database at argv[1] once the clock reaches argv[2] (so that the processes start together).
+MIGRATE_AT = """
+import sys, time
+from arena_platform.db import make_engine, migrate
+engine = make_engine(sys.argv[1])
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+migrate(engine)
+"""
+
+
+def test_processes_started_together_on_a_fresh_database_all_migrate_it(empty_database: Engine):
+    url = empty_database.url.render_as_string(hide_password=False)
+    start = str(time.time() + 3)  # after every process has imported its modules
+    processes = [
+        subprocess.Popen([sys.executable, "-c", MIGRATE_AT, url, start], stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    failures = [process.communicate(timeout=60)[1] for process in processes if process.wait(timeout=60)]
+    assert failures == []
+    with empty_database.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), SQLModel.metadata) == []
 
 
 def test_pair_counts_are_counted_from_the_games_recorded_before_they_existed(empty_database: Engine):
