@@ -119,21 +119,42 @@ def _seen(state: rules.SpringState) -> dict:
     }
 
 
-def test_games_replay_as_the_official_referee_played_them():
-    """Every frame of 24 referee games (rule-breaking commands included) and their final scores."""
-    rejected = conflicts = completes = 0
-    for game in json.loads((DATA / "spring2021_referee_games.json").read_text()):
+def _replay_referee_games(name: str) -> tuple[list[str], list[rules.SpringState]]:
+    """Replay the referee games of DATA / name, checking every frame as the players saw it, the end
+    and the final scores; every command as the frames' logs resolved it, and the final states."""
+    logged, finals = [], []
+    for game in json.loads((DATA / name).read_text()):
         state = rules.init(game["seed"])
         for index, played in enumerate(game["frames"]):
             assert _seen(state) == played["seen"], (game["seed"], index)
-            assert rules.to_move(state) == tuple(p for p, text in enumerate(played["commands"]) if text)
-            state = frame(state, *(text for text in played["commands"] if text))
-            rejected += sum(text.startswith("WAIT (") for text in state.log[-1])
-            conflicts += sum(text.endswith("(conflict)") for text in state.log[-1])
-            completes += sum(text.startswith("COMPLETE") for text in state.log[-1])
-        assert _seen(state) == game["end"]
-        assert list(rules.final_scores(state)) == game["final_scores"]
-    assert min(rejected, conflicts, completes) > 0  # the data exercises those rules
+            sent = {player: text for player, text in enumerate(played["commands"]) if text is not None}
+            assert rules.to_move(state) == tuple(sent), (game["seed"], index)
+            state = frame(state, *sent.values())
+            logged.extend(state.log[-1])
+        assert _seen(state) == game["end"], game["seed"]
+        assert list(rules.final_scores(state)) == game["final_scores"], game["seed"]
+        finals.append(state)
+    return logged, finals
+
+
+def test_games_replay_as_the_official_referee_played_them():
+    """Every frame of 24 referee games (rule-breaking commands included) and their final scores."""
+    logged, _ = _replay_referee_games("spring2021_referee_games.json")
+    for rule in ("WAIT (", "(conflict)", "COMPLETE"):  # the data exercises those rules
+        assert any(rule in text for text in logged), rule
+
+
+def test_games_ended_by_a_malformed_line_replay_as_the_official_referee_played_them():
+    """19 referee games in which one or both players send a malformed line on one frame (§13)."""
+    logged, finals = _replay_referee_games("spring2021_referee_malformed.json")
+    assert all(state.is_over and not rules.to_move(state) for state in finals)
+    deactivated = [state.deactivated for state in finals]
+    assert {(True, False), (False, True), (True, True)} <= set(deactivated)
+    last_frames = [text for state in finals for text in state.log[-1]]
+    for verb in ("GROW", "SEED", "COMPLETE", "WAIT"):  # what the other player did meanwhile
+        assert any(text.startswith(verb) for text in last_frames), verb
+    assert any(state.day == 23 for state in finals)
+    assert sum(text.startswith("DEACTIVATED") for text in logged) == sum(map(sum, deactivated))
 
 
 # --- shadows and sun ---------------------------------------------------------------------------------
@@ -316,11 +337,63 @@ def test_rule_breaking_commands_turn_into_wait_as_in_the_referee():
 
 
 @pytest.mark.parametrize(
-    "text", ["", "grow 3", "GROW", "GROW -1", "SEED 1", "WAITING", "GROW ٣", "GROW 99999999999"]
+    "text",
+    [
+        *("", "grow 3", "GROW", "GROW -1", "SEED 1", "WAITING", "GROW ٣", "GROW 99999999999"),
+        *("WAITx", "GROW 3x", "GROW  3", " WAIT", "GROW\t3", "WAIT\u00a0hi", "SEED 1 99999999999"),
+    ],
 )
-def test_malformed_commands_are_illegal(text):
-    with pytest.raises(IllegalAction):
-        frame(position(), text, "WAIT")
+def test_a_malformed_command_deactivates_its_author_and_ends_the_game(text):
+    """§6, §13.3: the referee sets a malformed line's author's score to -1 and stops the game."""
+    end = frame(position({1: (A, 1), 19: (B, 1)}, sun=(9, 9), score=(30, 0)), text, "WAIT")
+    assert (end.score, end.deactivated) == ((-1, 0), (True, False))
+    assert (end.is_over, GAME.to_move(end)) == (True, ())
+    assert end.log[-1] == (f"DEACTIVATED (malformed command {text!r})", "WAIT")
+    assert GAME.returns(end) == (-1.0, 1.0)
+
+
+def test_step_commands_wants_one_line_for_each_player_to_move():
+    state = GAME.step(position({1: (A, 1)}, sun=(9, 9)), [(1,), (WAIT,)])  # only A still to move
+    for texts in (["WAIT", "WAIT"], [], "WAIT", [None], [3]):
+        with pytest.raises(IllegalAction):
+            rules.step_commands(state, texts)
+
+
+def test_the_frame_of_a_malformed_command_still_resolves_the_other_players_action():
+    """§13.5: B's COMPLETE scores and B's SEED is planted in the frame that deactivates A; the
+    game ends there, and the day does not end even when both players are then waiting."""
+    state = position({1: (A, 3), 2: (B, 3), 8: (B, 2)}, sun=(9, 9), day=7)
+    end = frame(state, "GROW -1", "COMPLETE 2")
+    assert end.score == (-1, 20 + 4)  # nutrients + the lush cell's bonus
+    assert (tree(end, 2), end.nutrients, end.sun) == (None, 19, (9, 9 - 4))
+    assert (end.day, end.waiting, end.is_over) == (7, (True, False), True)
+    assert tree(frame(state, "MOVE 3", "SEED 8 20"), 20) == (B, 0, True)
+    asleep = frame(state, "", "WAIT")
+    assert (asleep.day, asleep.waiting, asleep.nutrients, asleep.sun) == (7, (True, True), 20, (9, 9))
+
+
+def test_after_a_deactivation_the_end_bonus_and_tie_break_go_to_the_active_player_only():
+    """§13.4: the deactivated player keeps -1 whatever it had; the active one adds floor(sun / 3)
+    and, its score being the active players' one distinct score, one point per own tree."""
+    state = position({0: (A, 3), 1: (A, 2), 19: (B, 1), 20: (B, 0)}, sun=(30, 7), score=(40, 5))
+    end = frame(state, "GROW 99999999999", "WAIT")
+    assert rules.final_scores(end) == (-1, 5 + 7 // 3 + 2)
+    assert GAME.returns(end) == (-1.0, 1.0)
+    assert GAME.end_reason(end) == (
+        "player 1 was deactivated for a malformed command on day 5: -1 to 9, player 2 wins"
+    )
+    assert (view(end)["final_scores"], view(end)["winner"]) == ([-1, 9], 1)
+    assert rules.final_scores(frame(state, "WAIT", "grow 19")) == (40 + 30 // 3 + 2, -1)
+
+
+def test_both_players_malformed_in_one_frame_is_minus_one_against_minus_one_a_draw():
+    end = frame(position({0: (A, 3), 19: (B, 1)}, sun=(30, 0), score=(40, 0)), "WAITx", "SEED 1")
+    assert end.deactivated == (True, True)
+    assert rules.final_scores(end) == (-1, -1)  # no end bonus: no player is active
+    assert GAME.returns(end) == (0.0, 0.0)
+    assert GAME.end_reason(end) == (
+        "both players were deactivated for a malformed command on day 5: -1 to -1, a draw"
+    )
 
 
 def test_messages_after_commands_are_ignored_as_in_the_referee():
@@ -386,6 +459,16 @@ def test_config_keys_are_the_referees_and_are_checked():
             GAME.init(0, bad)
 
 
+def test_a_deactivated_player_survives_the_state_dict():
+    """The referee's -1 is the mark: the dict's form is unchanged, and so old dicts still read."""
+    end = frame(position({0: (A, 3), 19: (B, 1)}, sun=(3, 4)), "GROW -1", "WAIT")
+    data = GAME.to_dict(end)
+    assert data["score"] == [-1, 0]
+    back = GAME.from_dict(json.loads(json.dumps(data)))
+    assert back == end
+    assert back.is_over
+
+
 def test_bad_state_dicts_are_refused():
     good = GAME.to_dict(GAME.init(1, None))
     hole = good["richness"].index(0)
@@ -396,6 +479,7 @@ def test_bad_state_dicts_are_refused():
         {"waiting": [True, True]},
         {"day": 25},
         {"sun": [1]},
+        {"score": [-2, 0]},
         {"log": [["WAIT"]]},
     ):
         with pytest.raises(BadStateDict):

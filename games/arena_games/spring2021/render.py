@@ -96,7 +96,8 @@ def view(state: SpringState) -> dict[str, Any]:
     sun_direction (0..5, 0 = east, cube offsets as in board.DIRECTIONS);
     players: per seat {"sun", "score", "gathered", "waiting"}; to_move: the seats asked this frame;
     day_actions: {"day", "frames": [[seat 0's command, seat 1's command] per frame ("" = did not act)]},
-        the actions of the latest day anyone acted (rejected ones read "WAIT (<command>: <why>)");
+        the actions of the latest day anyone acted (rejected ones read "WAIT (<command>: <why>)", a
+        malformed line "DEACTIVATED (malformed command '<line>')");
     moves: every action legal for a seat to move -> {"cell": 0..36 or None for WAIT,
         "commands": {seat: command text}} (an index means different commands for the two seats);
     final_scores: [p1, p2] once over (tie-break included), else None; winner; ending.

@@ -26,7 +26,21 @@ one interaction, two seeds on one cell, is the seed conflict below, not a reject
 The referee's own command language is `step_commands` (texts like "SEED 3 12"): as in the
 referee, a well-formed command that breaks a rule (unknown cell, not your tree, dormant, too far,
 too expensive, ...) turns into WAIT: the player waits for the rest of the day, pays nothing and
-changes nothing. A malformed command (the referee disqualifies its author) is IllegalAction.
+changes nothing. A malformed line deactivates its author, as below.
+
+Deactivation (CommandManager.deactivatePlayer, Game.onEnd; spec §13.3-13.5). A malformed line (no
+command pattern matches it, or a number overflows Java's int) sets its author's score to -1
+(DEACTIVATED_SCORE; no other score is negative, so it is the state's mark) and the author does
+nothing that frame, as if it waited. The frame still resolves the other player's command, then the
+game ends at once: the day does not end, whoever still had a move never plays it. At the end only
+active players add floor(sun / 3) and, when the active players' scores are one distinct value (always
+so for a single active player, tied or not), one point per own tree. So a deactivated player loses
+to the other (-1 against at least 0, whatever it had scored), and two deactivated in one frame are
+-1 against -1, a draw. Spec note: §6 and §8 of ../shared/games/spring2021.md read "score -1, loss"
+and call the tree points a tie-break; the referee gives them to a lone active player without a tie
+and makes a double deactivation a draw. The referee wins. Only `step_commands` reads text, so only
+it can deactivate: the action head has no malformed action, and games played through `step` never
+end this way.
 
 Frame resolution (Game.performActionUpdate): players in seat order; WAIT sets waiting; GROW pays
 now and the tree grows and turns dormant; COMPLETE pays 4 and marks the tree dying (dormant, still
@@ -45,8 +59,9 @@ command wins the frame's two interactions, as if it had gone first: in a seed co
 planted and the other's is refunded, and when both complete a tree its tree scores the nutrients
 before the frame and the other's one less. Real games never use it.
 
-End (Game.onEnd): each player adds floor(sun / 3) to the score; if the scores are then equal,
-each player adds one point per tree it owns (seeds included). The higher score wins; equal is a draw.
+End (Game.onEnd): each player adds floor(sun / 3) to the score; if the scores are then equal, each
+player adds one point per tree it owns (seeds included). The higher score wins; equal is a draw.
+(After a deactivation, only the active players: see above.)
 """
 
 from __future__ import annotations
@@ -78,6 +93,7 @@ BASE_COST = (0, 1, 3, 7)  # TREE_BASE_COST by target size (0 = a seed)
 COMPLETE_COST = 4  # LIFECYCLE_END_COST
 LARGE = 3  # the largest tree size
 NO_TREE = -1
+DEACTIVATED_SCORE = -1  # CommandManager.deactivatePlayer's score for a malformed line's author
 
 DEFAULT_CONFIG: Mapping[str, int] = MappingProxyType(
     {
@@ -133,7 +149,8 @@ class SpringState:
     `trees` has one code per cell (see tree_code; NO_TREE for none). `shadows` is the shadow size
     (0 none, 1..3) on each cell for today, as computed at the sun move from the trees then standing;
     the rules read it only at the gathering, it stays for the viewer. `gathered` is each player's sun
-    gathered so far (not counting STARTING_SUN). `log` is the frames played on day `log_day` (the
+    gathered so far (not counting STARTING_SUN). `score` is DEACTIVATED_SCORE for a player deactivated
+    for a malformed line (the game is then over). `log` is the frames played on day `log_day` (the
     latest day anyone acted): per frame, per player, the command as resolved ("" if it did not act).
     """
 
@@ -151,8 +168,13 @@ class SpringState:
     log: tuple[tuple[str, str], ...] = ()
 
     @property
+    def deactivated(self) -> tuple[bool, bool]:
+        """Per player: deactivated for a malformed line (see the module's doc)."""
+        return (self.score[0] == DEACTIVATED_SCORE, self.score[1] == DEACTIVATED_SCORE)
+
+    @property
     def is_over(self) -> bool:
-        return self.day >= self.config.max_rounds
+        return self.day >= self.config.max_rounds or DEACTIVATED_SCORE in self.score
 
 
 # --- config and start ---------------------------------------------------------------------------
@@ -243,16 +265,22 @@ _JAVA_INT_MAX = (1 << 31) - 1
 
 def parse_command(text: str) -> Command:
     """The command of one output line, as the referee parses it; IllegalAction if it is malformed."""
-    if isinstance(text, str):
-        for verb, pattern in _PATTERNS:
-            if match := pattern.fullmatch(text):
-                numbers = tuple(int(group) for group in match.groups())
-                if all(number <= _JAVA_INT_MAX for number in numbers):  # else Integer.parseInt fails
-                    return (verb, *numbers)
+    if isinstance(text, str) and (command := _well_formed(text)):
+        return command
     raise IllegalAction(
         f"{GAME_NAME}: malformed command {text!r}; "
         "expected SEED <from> <to> | GROW <idx> | COMPLETE <idx> | WAIT"
     )
+
+
+def _well_formed(text: str) -> Command | None:
+    """The command of the line `text`, or None if the referee finds it malformed."""
+    for verb, pattern in _PATTERNS:
+        if match := pattern.fullmatch(text):
+            numbers = tuple(int(group) for group in match.groups())
+            # Past Java's int, Integer.parseInt fails and the referee deactivates as for no match.
+            return (verb, *numbers) if all(number <= _JAVA_INT_MAX for number in numbers) else None
+    return None
 
 
 def command_text(command: Command) -> str:
@@ -324,13 +352,36 @@ def _rejection(state: SpringState, trees: Sequence[int], sun: int, player: int, 
 def step_commands(state: SpringState, texts: Sequence[str]) -> SpringState:
     """One ACTIONS frame in the referee's language: one command line per player in to_move(state).
 
-    Well-formed commands that break a rule turn into WAIT (logged with the reason); malformed
-    ones, or the wrong number of them, are IllegalAction.
+    Well-formed commands that break a rule turn into WAIT (logged with the reason); a malformed line
+    deactivates its author and ends the game after the frame (the module's doc). Anything but one
+    string per player to move is IllegalAction.
     """
     players = to_move(state)
-    if isinstance(texts, str) or len(texts) != len(players):
-        raise IllegalAction(f"{GAME_NAME}: give one command for each of the players {players}, got {texts!r}")
-    return resolve_frame(state, dict(zip(players, (parse_command(text) for text in texts), strict=True)))
+    if (
+        isinstance(texts, str)
+        or len(texts) != len(players)
+        or not all(isinstance(text, str) for text in texts)
+    ):
+        raise IllegalAction(
+            f"{GAME_NAME}: give one command line for each of the players {players}, got {texts!r}"
+        )
+    lines = dict(zip(players, texts, strict=True))
+    commands = {player: _well_formed(text) for player, text in lines.items()}
+    malformed = {player: lines[player] for player, command in commands.items() if command is None}
+    if not malformed:
+        return resolve_frame(state, commands)
+    played = _play_frame(state, {player: command or WAIT for player, command in commands.items()})
+    return _deactivate(played, malformed)
+
+
+def _deactivate(state: SpringState, malformed: Mapping[int, str]) -> SpringState:
+    """`state` after the frame in which the players of `malformed` (player -> its line) were deactivated."""
+    score = list(state.score)
+    said = list(state.log[-1])
+    for player, text in malformed.items():
+        score[player] = DEACTIVATED_SCORE
+        said[player] = f"DEACTIVATED (malformed command {text!r})"
+    return replace(state, score=(score[0], score[1]), log=(*state.log[:-1], (said[0], said[1])))
 
 
 def resolve_frame(
@@ -342,6 +393,14 @@ def resolve_frame(
     `playouts` all play frames through here. `favoured` (a search's frames only) wins the frame's
     interactions, as the module's doc says.
     """
+    after = _play_frame(state, commands, favoured)
+    return _next_day(after) if all(after.waiting) else after
+
+
+def _play_frame(
+    state: SpringState, commands: Mapping[int, Command], favoured: int | None = None
+) -> SpringState:
+    """The frame of `resolve_frame` without the day's end."""
     trees = list(state.trees)
     available = list(state.sun)
     waiting = list(state.waiting)
@@ -393,7 +452,7 @@ def resolve_frame(
             nutrients = max(0, nutrients - 1)
     entry = (said[0], said[1])
     log = (*state.log, entry) if state.log_day == state.day else (entry,)
-    after = replace(
+    return replace(
         state,
         trees=tuple(trees),
         sun=sun,
@@ -403,7 +462,6 @@ def resolve_frame(
         log_day=state.day,
         log=log,
     )
-    return _next_day(after) if all(waiting) else after
 
 
 def _next_day(state: SpringState) -> SpringState:
@@ -505,11 +563,15 @@ def _commands(state: SpringState, joint: Sequence[Sequence[int]]) -> dict[int, C
 
 
 def final_scores(state: SpringState) -> tuple[int, int]:
-    """Scores after Game.onEnd: + floor(sun / 3), then + 1 per tree owned if that left a tie."""
-    scores = [state.score[p] + state.sun[p] // 3 for p in (0, 1)]
-    if scores[0] == scores[1]:
+    """Scores after Game.onEnd: each active player adds floor(sun / 3), then, if the active players'
+    scores are one value, 1 per tree it owns; a deactivated player keeps DEACTIVATED_SCORE."""
+    active = [player for player in (0, 1) if not state.deactivated[player]]
+    scores = list(state.score)
+    for player in active:
+        scores[player] += state.sun[player] // 3
+    if len({scores[player] for player in active}) == 1:
         for code in state.trees:
-            if code != NO_TREE:
+            if code != NO_TREE and code >> OWNER_SHIFT in active:
                 scores[code >> OWNER_SHIFT] += 1
     return (scores[0], scores[1])
 
@@ -525,12 +587,19 @@ def end_reason(state: SpringState) -> str:
     if not state.is_over:
         return ""
     first, second = final_scores(state)
+    outcome = "a draw" if first == second else f"player {1 if first > second else 2} wins"
+    if any(state.deactivated):
+        who = (
+            "both players were"
+            if all(state.deactivated)
+            else f"player {state.deactivated.index(True) + 1} was"
+        )
+        return f"{who} deactivated for a malformed command on day {state.day}: {first} to {second}, {outcome}"
     tie_break = (
         " after the tie-break on trees"
         if state.score[0] + state.sun[0] // 3 == state.score[1] + state.sun[1] // 3
         else ""
     )
-    outcome = "a draw" if first == second else f"player {1 if first > second else 2} wins"
     return f"day {state.config.max_rounds - 1} is over: {first} to {second}{tie_break}, {outcome}"
 
 
@@ -614,7 +683,8 @@ def from_dict(data: Mapping[str, Any]) -> SpringState:
     waiting = data["waiting"]
     if not isinstance(waiting, list) or len(waiting) != 2 or not all(type(w) is bool for w in waiting):
         raise BadStateDict(f"{GAME_NAME}: 'waiting' must be a list of 2 booleans")
-    if all(waiting) and day < config.max_rounds:
+    score = _ints(data, "score", 2, DEACTIVATED_SCORE, 1 << 31)
+    if all(waiting) and day < config.max_rounds and DEACTIVATED_SCORE not in score:
         raise BadStateDict(f"{GAME_NAME}: both players cannot be waiting on a running day")
     richness = _ints(data, "richness", NUM_CELLS, 0, 3)
     return SpringState(
@@ -624,7 +694,7 @@ def from_dict(data: Mapping[str, Any]) -> SpringState:
         day=day,
         nutrients=nutrients,
         sun=_ints(data, "sun", 2, 0, 1 << 31),
-        score=_ints(data, "score", 2, 0, 1 << 31),
+        score=score,
         gathered=_ints(data, "gathered", 2, 0, 1 << 31),
         waiting=(waiting[0], waiting[1]),
         shadows=_ints(data, "shadows", NUM_CELLS, 0, LARGE),
