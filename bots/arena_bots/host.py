@@ -25,6 +25,17 @@ the work it does, the same on an idle or a busy machine: the child stops a run o
 child's CPU time (`cpu_s`, reported with each answer, and /proc at the deadline) tells whether the
 model was busy past its limit (the model's fault) or never got the CPU (the machine's).
 
+Whose doing a dead child is (`ModelFault.blame`; only the model's own faults may lose it a game).
+The model is data: it cannot send a signal. What it can do is make the child fault on its own: a
+bad memory access or illegal instruction in ONNX Runtime (the kernel's SIGSEGV, SIGBUS, SIGILL,
+SIGFPE, SIGSYS, SIGTRAP), an abort() (SIGABRT), its rlimits (SIGXCPU; RLIMIT_AS only fails
+allocations, which ONNX Runtime reports as an error) or an exit of the interpreter. Such a death
+is "unknown": the same signal can be sent from outside, so the caller tries a fresh host on the
+same positions and blames the model only if that one dies too (arena_workers.runner.ServedModel).
+Any other signal (SIGKILL, SIGTERM, SIGINT, SIGHUP, ...) came from outside, from an operator, a
+supervisor or the OOM killer, and is the platform's: never the bot's loss, at start or in a call.
+(The hard CPU limit's SIGKILL never ends a child: SIGXCPU, at the soft limit, ends it first.)
+
 The shared memory is one anonymous memfd (Linux): it has no name in /dev/shm, so nothing leaks even
 when both processes are killed, and it is sealed against resizing, so a compromised child cannot
 shrink it under the parent's mapping (which would crash the parent with SIGBUS).
@@ -77,6 +88,20 @@ _CHILD_FAULT_CODES = frozenset({"host_start_failed", "timeout", "run_failed", "b
 _CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # the unit of a process's CPU times in /proc
 _INHERITED_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")  # what ORT (CUDA) needs
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding arena_bots
+# The signals a child can die of by its own doing (see the module doc); any other came from outside.
+_OWN_FAULT_SIGNALS = frozenset(
+    {
+        signal.SIGSEGV,
+        signal.SIGBUS,
+        signal.SIGILL,
+        signal.SIGFPE,
+        signal.SIGSYS,
+        signal.SIGTRAP,
+        signal.SIGABRT,
+        signal.SIGXCPU,
+        signal.SIGXFSZ,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -105,7 +130,7 @@ _BLAME_BY_CODE: dict[str, Blame] = {
     "run_failed": "model",  # onnxruntime failed on the model (a failed allocation under its limit, say)
     "non_finite": "model",
     "bad_output_shape": "model",
-    "host_died": "unknown",  # the child crashed: the model, or something that killed it from outside
+    "host_died": "unknown",  # the child crashed: the model, or a fault signal sent from outside
     "bad_input": "platform",  # the caller sent tensors that break the contract
 }
 
@@ -115,9 +140,9 @@ class ModelFault(Exception):
 
     Model faults (host_start_failed, host_died, timeout, run_failed, non_finite, bad_output_shape)
     leave the host dead; a caller error (bad_input) does not. `blame` says whom the fault is traced
-    to: "model" (the bot's own doing: it forfeits), "platform" (the host was closed, could not be
-    started, or never got the CPU: never the bot's loss) or "unknown" (the child crashed; the caller
-    may try a fresh host to find out).
+    to: "model" (the bot's own doing: it forfeits), "platform" (the host was closed, killed from
+    outside, could not be started, or never got the CPU: never the bot's loss) or "unknown" (the
+    child crashed; the caller may try a fresh host to find out). See the module doc for the rule.
     """
 
     def __init__(self, code: str, message: str, *, blame: Blame | None = None) -> None:
@@ -154,7 +179,7 @@ class ModelHost(InferenceBackend):
             message = f"the model host did not start within {limits.start_timeout_s:g} s"
             raise self._fail(ModelFault("host_start_failed", message, blame="platform")) from None
         except (EOFError, OSError, _ProtocolError):
-            raise self._fail(ModelFault("host_start_failed", self._death_note(), blame="unknown")) from None
+            raise self._fail(self._death("host_start_failed")) from None
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -255,7 +280,7 @@ class ModelHost(InferenceBackend):
         except TimeoutError:
             raise self._fail(self._overdue()) from None
         except (EOFError, OSError, _ProtocolError):
-            raise self._fail(ModelFault("host_died", self._death_note())) from None
+            raise self._fail(self._death("host_died")) from None
 
     def _overdue(self) -> ModelFault:
         """The fault of a call that got no answer by the wall-clock backstop, traced by CPU time."""
@@ -278,14 +303,16 @@ class ModelHost(InferenceBackend):
         self._release()
         return fault
 
-    def _death_note(self) -> str:
-        """How the child ended (it closed its socket or broke the protocol), with its last words."""
+    def _death(self, code: str) -> ModelFault:
+        """The fault `code` of a child that closed its socket or broke the protocol: how it ended, its
+        last words, and whose doing that was (a signal from outside is the platform's)."""
         try:
-            code = self._child.process.wait(timeout=_REAP_TIMEOUT_S)
+            status = self._child.process.wait(timeout=_REAP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            return "the model host broke off the conversation"
-        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}"
-        return _shorten(f"the model host {how}. {_tail(self._child.stderr)}".strip())
+            return ModelFault(code, "the model host broke off the conversation", blame="unknown")
+        how, blame = _end_of(status)
+        message = _shorten(f"the model host {how}. {_tail(self._child.stderr)}".strip())
+        return ModelFault(code, message, blame=blame)
 
 
 @dataclass
@@ -569,6 +596,16 @@ def _cpu_seconds(pid: int) -> float:
         return math.inf
     user_ticks, system_ticks = int(fields[11]), int(fields[12])  # utime and stime (fields 14 and 15)
     return (user_ticks + system_ticks) / _CLOCK_TICKS_PER_S
+
+
+def _end_of(status: int) -> tuple[str, Blame]:
+    """How a child with this exit status (Popen.returncode: -N for signal N) ended, and whose doing
+    that was: a signal from outside is the platform's; a fault signal or an exit may be the model's."""
+    if status >= 0:
+        return f"exited with status {status}", "unknown"
+    if -status in _OWN_FAULT_SIGNALS:
+        return f"was killed by {_signal_name(-status)}", "unknown"
+    return f"was killed by {_signal_name(-status)} from outside (not the model's doing)", "platform"
 
 
 def _signal_name(number: int) -> str:

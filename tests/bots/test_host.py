@@ -16,6 +16,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from arena_bots import host as host_module
 from arena_bots.host import HostLimits, ModelFault, ModelHost, child_environment
 from arena_bots.runtime import InProcessSession
 
@@ -306,6 +307,32 @@ def test_a_crashed_child_is_reported_and_a_new_host_works():
     assert _fault_of(host, _mlp_inputs(1)).code == "host_died"
     with ModelHost(two_input_mlp(), QUICK) as fresh:
         assert fresh.run(_mlp_inputs(2))["value"].shape == (2, 1)
+
+
+@pytest.mark.parametrize("number", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_child_killed_from_outside_is_the_platforms_fault(number):
+    """The model is data and cannot send a signal; its own limits end it otherwise (SIGXCPU, an error)."""
+    host = ModelHost(two_input_mlp(), QUICK)
+    host.run(_mlp_inputs(1))
+    os.kill(host.pid, number)
+    fault = _fault_of(host, _mlp_inputs(1))
+    assert (fault.code, fault.blame) == ("host_died", "platform")
+    assert f"killed by {signal.Signals(number).name} from outside" in fault.message
+    assert _fault_of(host, _mlp_inputs(1)).blame == "platform"  # and it stays the platform's
+
+
+def test_a_child_killed_from_outside_while_starting_is_the_platforms_fault(monkeypatch):
+    spawn = host_module._ChildResources.spawn
+
+    def spawn_and_kill(child):
+        spawn(child)
+        child.process.kill()  # SIGKILL, before the child has read its limits or the model
+
+    monkeypatch.setattr(host_module._ChildResources, "spawn", spawn_and_kill)
+    with pytest.raises(ModelFault) as caught:
+        ModelHost(two_input_mlp(), QUICK)
+    assert (caught.value.code, caught.value.blame) == ("host_start_failed", "platform")
+    assert "SIGKILL from outside" in caught.value.message
 
 
 def test_outputs_of_the_wrong_shape_fault():

@@ -3,8 +3,10 @@ and scheduling rounds, on SQLite and on PostgreSQL (without a broker: enqueued t
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -19,9 +21,10 @@ from played import placeholder_game
 from sqlalchemy import Engine, update
 from sqlmodel import col, func, select
 
+from arena_bots import host as host_module
 from arena_bots.host import ModelFault
 from arena_bots.manifest import Manifest
-from arena_bots.match import PlatformFault
+from arena_bots.match import PlatformFault, play_many
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform.blobs import BlobStore
@@ -424,6 +427,58 @@ def test_more_network_bots_than_the_model_cache_holds_play_without_a_forfeit(
     assert len(context.models._hosts) == 2  # unpinned after the batch: back within capacity
 
 
+def test_model_hosts_killed_from_outside_cost_no_game_and_change_no_result(
+    context, engine, ladder, network_bots, monkeypatch
+):
+    """SIGKILLs of model hosts during real play (one while starting, one in a call, and one of a
+    fresh host too, which gives the batch back) end with every game recorded, no forfeit, and the
+    same replays as a clean play of the same pairings."""
+    with session(engine) as db:
+        pairs = list(itertools.pairwise(network_bots))[::2]
+        ids = [p.id for p in store.create_pairings(db, ladder=ladder, pairs=pairs, redelivery_seconds=LEASE)]
+        db.commit()
+    batches, _ = runner._prepare(context, ids)
+    clean = {
+        hashlib.sha256(result.replay.to_json().encode()).hexdigest()
+        for batch in batches.values()
+        for result in play_many(batch.game, batch.setups)
+    }
+    context.models.close()
+    context.models = runner.ModelCache(context.blobs)  # every host starts afresh
+    spawns, calls = _kill_hosts(monkeypatch, at_spawns={2}, at_calls={10, 20, 21})
+    rounds = [[o.status for o in runner.play_pairings(context, ids)] for _ in range(2)]
+    assert rounds == [["given_back"] * 3, ["recorded"] * 3]
+    assert (spawns[0], calls[0]) > (2, 21)  # every kill happened
+    with session(engine) as db:
+        games = db.exec(select(GameRecord)).all()
+    assert [game.forfeit_seat for game in games] == [None] * 6
+    assert {game.replay_sha256 for game in games} == clean
+
+
+def _kill_hosts(monkeypatch, *, at_spawns: set[int], at_calls: set[int]) -> tuple[list[int], list[int]]:
+    """SIGKILLs model hosts from outside: the `at_spawns`-th started (1 is the first) right after it
+    spawns, and the host of each `at_calls`-th model call just before the call. Returns the counts
+    of spawns and calls so far, each in a one-item list."""
+    spawns, calls = [0], [0]
+    spawn, run = host_module._ChildResources.spawn, host_module.ModelHost.run
+
+    def spawn_then_kill(child):
+        spawn(child)
+        spawns[0] += 1
+        if spawns[0] in at_spawns:
+            os.kill(child.process.pid, signal.SIGKILL)
+
+    def kill_then_run(host, inputs):
+        calls[0] += 1
+        if calls[0] in at_calls:
+            os.kill(host.pid, signal.SIGKILL)
+        return run(host, inputs)
+
+    monkeypatch.setattr(host_module._ChildResources, "spawn", spawn_then_kill)
+    monkeypatch.setattr(host_module.ModelHost, "run", kill_then_run)
+    return spawns, calls
+
+
 def test_a_platform_fault_gives_the_pairings_back_without_using_an_attempt(context, new_pairings, enqueued):
     ids = new_pairings(2)
     context.stopping.set()  # the worker shuts down: the batch stops before its first round
@@ -476,19 +531,30 @@ def _served(*hosts: _FakeHost) -> tuple[runner.ServedModel, _FakeModels]:
     return runner.ServedModel(models, "f" * 64), models
 
 
-def test_a_model_host_killed_from_outside_is_replaced_and_the_call_answered():
-    crash = ModelFault("host_died", "the model host was killed by SIGKILL.")
-    served, models = _served(_FakeHost(crash), _FakeHost())
+KILLED = ModelFault("host_died", "the model host was killed by SIGKILL from outside", blame="platform")
+CRASHED = ModelFault("host_died", "the model host was killed by SIGSEGV.")  # blame unknown
+
+
+@pytest.mark.parametrize("death", [KILLED, CRASHED])
+def test_a_dead_model_host_is_replaced_and_the_call_answered(death):
+    served, models = _served(_FakeHost(death), _FakeHost())
     assert served.run({}).keys() == {"policy"}
     assert len(models.discarded) == 1
 
 
 def test_a_model_that_crashes_a_fresh_host_too_is_at_fault():
-    crash = ModelFault("host_died", "the model host was killed by SIGSEGV.")
-    served, models = _served(_FakeHost(crash), _FakeHost(crash))
+    served, models = _served(_FakeHost(CRASHED), _FakeHost(CRASHED))
     with pytest.raises(ModelFault, match="crashed a fresh host too") as raised:
         served.run({})
     assert raised.value.blame == "model"
+    assert len(models.discarded) == 2
+
+
+@pytest.mark.parametrize("deaths", [(KILLED, KILLED), (KILLED, CRASHED), (CRASHED, KILLED)])
+def test_a_kill_from_outside_in_either_try_is_never_the_models_fault(deaths):
+    served, models = _served(*map(_FakeHost, deaths))
+    with pytest.raises(PlatformFault, match="from outside"):
+        served.run({})
     assert len(models.discarded) == 2
 
 
@@ -501,7 +567,7 @@ def test_a_model_that_crashes_a_fresh_host_too_is_at_fault():
     ],
 )
 def test_a_fault_of_the_platform_or_of_our_code_becomes_a_platform_fault(fault):
-    served, _ = _served(_FakeHost(fault))
+    served, _ = _served(_FakeHost(fault), _FakeHost(fault))
     with pytest.raises(PlatformFault):
         served.run({})
 
