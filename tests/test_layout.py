@@ -19,8 +19,8 @@ def test_platform_is_the_standard_library_module():
     assert not (ROOT / "platform" / "__init__.py").exists()
 
 
-def test_game_library_imports_only_the_standard_library_and_numpy():
-    allowed = {"arena_games", "numpy", *sys.stdlib_module_names}
+def test_game_library_imports_only_the_standard_library_numpy_and_numba():
+    allowed = {"arena_games", "numpy", "numba", *sys.stdlib_module_names}  # numba: the compiled kernels
     for path in Path(arena_games.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):

@@ -1,0 +1,143 @@
+"""Pente's compiled kernels against the reference rules, bit for bit (ARCHITECTURE "Compiled core").
+
+On 10,000+ positions of random games (three configs, and games that fill the board): legal masks,
+every field of `to_dict` after each step, returns and end reasons; random playouts against the
+NumPy playouts draw for draw; the PCG64 replica against NumPy's generator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena_games import pcg64
+from arena_games.pente import kernels, playouts, rules
+from arena_games.pente.tables import NUM_POINTS
+
+CONFIGS = ({}, {"first_move_center": False, "tournament_rule": False}, {"ply_cap": 40})
+POSITIONS = 10_000
+
+
+def stripes() -> np.ndarray:
+    """uint8 (NUM_POINTS,): a full board of stripes of 4 along x + 2y, no five anywhere; P1 has 181
+    stones, P2 180 (as in tests/games/test_pente.py)."""
+    return np.array([1 + (x + 2 * y) // 4 % 2 for y in range(19) for x in range(19)], dtype=np.uint8)
+
+
+def near_full_state(seed: int, empties: int) -> rules.PenteState:
+    """A running game with `empties` empty points and no captures: the stripes, stones lifted at
+    random so that P1 has as many stones as P2 or one more (filling them may well make a five)."""
+    rng = np.random.default_rng(seed)
+    cells = stripes()
+    ply = NUM_POINTS - empties
+    for stone, kept in ((1, (ply + 1) // 2), (2, ply // 2)):
+        points = np.flatnonzero(cells == stone)
+        cells[rng.choice(points, size=points.size - kept, replace=False)] = 0
+    last_move = int(np.flatnonzero(cells == 2 - ply % 2)[0])
+    return rules.PenteState(bytes(cells), (0, 0), ply, rules.make_config(), last_move=last_move)
+
+
+def last_empty_point_state() -> rules.PenteState:
+    """P1 to fill the board's last empty point, (0, 0), with no five: a board-full draw."""
+    cells = stripes()
+    cells[0] = 0
+    return rules.PenteState(bytes(cells), (0, 0), NUM_POINTS - 1, rules.make_config(), last_move=4)
+
+
+def random_positions(count: int) -> tuple[list[rules.PenteState], list[int]]:
+    """At least `count` running positions of uniformly random games by the reference rules, and the
+    move played from each: games from the start under CONFIGS, and from near-full boards."""
+    rng = np.random.default_rng(2024)
+    states, moves = [last_empty_point_state()], [0]
+    seed = 0
+    while len(states) < count:
+        state = near_full_state(seed, 4 + seed % 20) if seed % 4 == 3 else rules.init(seed, CONFIGS[seed % 4])
+        seed += 1
+        while not state.end:
+            move = int(rng.choice(np.flatnonzero(rules.legal_masks(state, state.ply % 2)[0])))
+            states.append(state)
+            moves.append(move)
+            state = rules.step(state, [(move,)])
+    return states, moves
+
+
+@pytest.fixture(scope="module")
+def positions() -> tuple[list[rules.PenteState], list[int]]:
+    return random_positions(POSITIONS)
+
+
+def test_the_arrays_round_trip_every_reference_state(positions):
+    states, _ = positions
+    for state in states[::10]:
+        assert kernels.to_state(*kernels.from_state(state)) == state
+
+
+def test_legal_masks_equal_the_reference(positions):
+    states, _ = positions
+    boards, infos = kernels.pack(states)
+    expected = np.stack([rules.legal_masks(state, state.ply % 2)[0] for state in states])
+    assert np.array_equal(kernels.legal_mask_batch(boards, infos), expected)
+
+
+def test_steps_returns_and_end_reasons_equal_the_reference(positions):
+    states, moves = positions
+    boards, infos = kernels.pack(states)
+    kernels.step_batch(boards, infos, np.array(moves))
+    reasons = set()
+    for row, (state, move) in enumerate(zip(states, moves, strict=True)):
+        expected = rules.step(state, [(move,)])
+        got = kernels.to_state(boards[row], infos[row])
+        assert rules.to_dict(got) == rules.to_dict(expected), f"position {row}, move {move}"
+        assert kernels.returns_of(infos[row]) == rules.returns(expected)
+        assert rules.end_reason(got) == rules.end_reason(expected)
+        reasons.add(expected.end)
+    assert reasons == {"", *rules.END_REASONS}  # every way a game ends was stepped into
+
+
+def test_finished_games_have_no_legal_move_and_keep_their_returns():
+    state = last_empty_point_state()
+    board, info = kernels.from_state(state)
+    assert kernels.step(board, info, 0) == playouts.BOARD_FULL_CODE
+    mask = np.ones(NUM_POINTS, dtype=bool)
+    assert kernels.legal_mask(board, info, mask) == 0
+    assert not mask.any()
+    assert kernels.returns_of(info) == (0.0, 0.0)
+    assert kernels.to_state(board, info) == rules.step(state, [(0,)])
+
+
+def test_playouts_equal_the_numpy_playouts_draw_for_draw(positions):
+    states, _ = positions
+    starts = [rules.init(0, config) for config in CONFIGS] + states[::97] + [near_full_state(5, 12)]
+    reference_rngs = [np.random.default_rng(seed) for seed in range(len(starts))]
+    compiled_rngs = [np.random.default_rng(seed) for seed in range(len(starts))]
+    expected = playouts.playouts(starts, reference_rngs)
+    assert np.array_equal(kernels.playouts(starts, compiled_rngs), expected)
+    for reference, compiled in zip(reference_rngs, compiled_rngs, strict=True):
+        assert compiled.bit_generator.state == reference.bit_generator.state
+
+
+def test_compiled_playouts_refuse_a_shared_generator():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="distinct generator"):
+        kernels.playouts([rules.init()] * 2, [rng, rng])
+
+
+def test_pcg64_draws_are_numpys():
+    rng = np.random.default_rng(7)
+    rng.integers(5)  # leaves NumPy's buffered half-word set
+    state = pcg64.state_of(rng)
+    assert [pcg64.next_uint64(state) for _ in range(100)] == rng.bit_generator.random_raw(100).tolist()
+    assert [pcg64.next_double(state) for _ in range(100)] == rng.random(100).tolist()
+    for bound in (1, 2, 7, 361, 3_000_000_000, 2**32 - 2):  # large bounds reach the rejection loop
+        assert [pcg64.bounded(state, bound) for _ in range(200)] == [
+            int(rng.integers(bound)) for _ in range(200)
+        ]
+    assert pcg64.state_of(rng).tolist() == state.tolist()
+    restored = np.random.default_rng(0)
+    pcg64.restore(restored, state)
+    assert restored.bit_generator.state == rng.bit_generator.state
+
+
+def test_pcg64_refuses_other_bit_generators():
+    with pytest.raises(ValueError, match="PCG64 only"):
+        pcg64.state_of(np.random.Generator(np.random.MT19937(0)))
