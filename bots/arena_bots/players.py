@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from arena_bots import compiled_uct
+from arena_bots.core import selected_core
 from arena_bots.evaluators import Evaluator, RolloutEvaluator, encode_batch, masked_softmax, output_array
 from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
@@ -132,7 +134,9 @@ class UctPlayer:
 
     `exploration` is UCB1's constant for values in [-1, 1]; 2 is OpenSpiel's default for its
     MCTS bot on the same scale. `playouts_per_leaf` random games are averaged per new leaf;
-    `leaves_per_round` as in `arena_bots.mcts.SearchConfig`.
+    `leaves_per_round` as in `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`,
+    ARENA_CORE): on "compiled", a game with kernels searches in `compiled_uct`, which gives the
+    reference's very results (same visits, same generator draws); elsewhere `mcts.search`.
     """
 
     def __init__(
@@ -143,15 +147,21 @@ class UctPlayer:
         playouts_per_leaf: int = 1,
         leaves_per_round: int = 1,
         name: str = "uct",
+        core: str | None = None,
     ) -> None:
         self.name = name
         self.evaluator = RolloutEvaluator(playouts_per_leaf)
         self.config = SearchConfig(
             simulations=simulations, rule="uct", exploration=exploration, leaves_per_round=leaves_per_round
         )
+        self.compiled = selected_core(core) == "compiled"
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        results = search(game, self.evaluator, requests, self.config)
+        playouts = self.evaluator.playouts_per_leaf
+        if self.compiled and compiled_uct.supports(game, self.config, playouts, requests):
+            results = compiled_uct.search(requests, self.config)
+        else:
+            results = search(game, self.evaluator, requests, self.config)
         return [_search_decision(result, 0.0, r.rng) for result, r in zip(results, requests, strict=True)]
 
 
