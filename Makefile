@@ -38,6 +38,7 @@ lint: $(INSTALLED)
 # The full runs; tests/bench runs each script with --quick (seconds), so none of them can rot.
 bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/engines.py
+	$(BIN)/python bench/compiled_core.py
 	$(BIN)/python bench/csb.py
 	$(BIN)/python bench/smash.py
 	$(BIN)/python bench/actor_critic.py

@@ -41,6 +41,16 @@ def test_engines_prints_the_unlike_and_the_like_for_like_ratios():
         assert "OpenSpiel gomoku" in out
 
 
+def test_compiled_core_prints_its_ratios_to_openspiel_and_the_reference():
+    out = run_quick("compiled_core.py")
+    assert "compiled/reference core: " in out
+    if importlib.util.find_spec("pyspiel") is None:
+        assert out.count("OpenSpiel not installed") == 2
+    else:
+        assert "Pente, compiled core/OpenSpiel: " in out
+        assert "Pente, compiled random games/OpenSpiel: " in out
+
+
 def test_csb_prints_batched_against_one_race_at_a_time():
     out = run_quick("csb.py")
     assert "batched/one race: " in out

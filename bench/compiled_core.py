@@ -1,0 +1,200 @@
+"""Compiled core benchmark: Pente's compiled UCT and step loop against OpenSpiel's C++ on gomoku.
+
+Usage: .venv/bin/python bench/compiled_core.py [--quick]
+
+Two comparisons (issue 24's targets), each figure per CPU second of this process (time.process_time:
+the searching thread's CPU, so a loaded machine slows the wall clock, not the figure), the
+measurements interleaved round by round so that a change in load hits every row alike:
+  uct   simulations/CPU-s of one tree, UCT (c = 2) with one uniformly random rollout per leaf:
+        OpenSpiel's C++ `MCTSBot` + `RandomRolloutEvaluator` on gomoku 19x19 against the `uct`
+        house bot's search on Pente on each core (`compiled_uct.search`, and the reference
+        `mcts.search`, fewer simulations: it is about 50x slower). Both games start from the
+        same stones: the seeded Pente openings, played as gomoku moves at the same points.
+        Target: compiled >= 1x OpenSpiel.
+  step  moves/CPU-s of whole uniformly random games from the start, one game per call, the loop
+        in compiled code (`kernels.playout_returns`) against OpenSpiel's C++ loop
+        (`evaluate_bots` with uniform random bots). Target: >= 1x OpenSpiel.
+Pente's games are longer and its step does more (captures), so neither pair is the same work;
+they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
+without it the peer rows say so and the ratios are "-".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from arena_bots import compiled_uct
+from arena_bots.evaluators import RolloutEvaluator
+from arena_bots.match import Request
+from arena_bots.mcts import SearchConfig, search
+from arena_games import pcg64
+from arena_games.pente import GAME as PENTE
+from arena_games.pente import kernels
+
+try:
+    import pyspiel
+except ImportError:  # the bench extra is not installed: no peer rows
+    pyspiel = None
+
+EXPLORATION = 2.0  # UCB1's c, OpenSpiel's default for its MCTS bot; the `uct` house bot's too
+NO_PEER = "OpenSpiel not installed (pip install open-spiel, the bench extra): no peer"
+
+
+@dataclass(frozen=True)
+class Plan:
+    rounds: int  # interleaved rounds; each measurement runs once per round
+    simulations: int  # per search, OpenSpiel and the compiled UCT
+    reference_simulations: int  # per search of the reference core
+    games_per_call: int  # random games per step-loop measurement
+
+
+FULL = Plan(rounds=10, simulations=2000, reference_simulations=100, games_per_call=200)
+QUICK = Plan(rounds=2, simulations=200, reference_simulations=10, games_per_call=20)
+
+
+class Meter:
+    """Work and CPU seconds summed over the calls of one measurement."""
+
+    def __init__(self, name: str, unit: str, work: Callable[[int], int]) -> None:
+        self.name, self.unit, self.work = name, unit, work
+        self.done, self.seconds, self.calls = 0, 0.0, 0
+
+    def run(self) -> None:
+        """One timed call; `work(call)` returns the simulations or moves it made."""
+        start = time.process_time()
+        self.done += self.work(self.calls)
+        self.seconds += time.process_time() - start
+        self.calls += 1
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.seconds
+
+
+def pente_openings(count: int) -> list:
+    """The positions after the seeded openings 0 .. count - 1."""
+    states = []
+    for seed in range(count):
+        state = PENTE.init(seed, None)
+        for joint in PENTE.opening(seed, None):
+            state = PENTE.step(state, joint)
+        states.append(state)
+    return states
+
+
+def uct_meters(plan: Plan, states: list) -> list[Meter]:
+    def compiled(call: int) -> int:
+        state = states[call % len(states)]
+        request = Request(state, state.ply % 2, np.random.default_rng(call))
+        compiled_uct.search([request], SearchConfig(plan.simulations, "uct", EXPLORATION))
+        return plan.simulations
+
+    def reference(call: int) -> int:
+        state = states[call % len(states)]
+        config = SearchConfig(plan.reference_simulations, "uct", EXPLORATION)
+        search(
+            PENTE, RolloutEvaluator(), [Request(state, state.ply % 2, np.random.default_rng(call))], config
+        )
+        return plan.reference_simulations
+
+    meters = [
+        Meter("uct, Pente, compiled core", "simulations", compiled),
+        Meter("uct, Pente, reference core", "simulations", reference),
+    ]
+    if pyspiel is not None:
+        gomoku = pyspiel.load_game("gomoku", {"size": 19})
+
+        def openspiel(call: int) -> int:
+            state = gomoku.new_initial_state()
+            for point in np.frombuffer(states[call % len(states)].board, np.uint8).nonzero()[0].tolist():
+                state.apply_action(point)  # the opening's stones; colours may differ, the count not
+            evaluator = pyspiel.RandomRolloutEvaluator(1, call)
+            pyspiel.MCTSBot(gomoku, evaluator, EXPLORATION, plan.simulations, 1000, False, call, False).step(
+                state
+            )
+            return plan.simulations
+
+        meters.append(Meter("uct, gomoku 19x19, OpenSpiel C++ MCTSBot", "simulations", openspiel))
+    return meters
+
+
+def step_meters(plan: Plan) -> list[Meter]:
+    start = kernels.pack([PENTE.init(0, None)])
+
+    def compiled(call: int) -> int:
+        games = plan.games_per_call
+        boards, infos = np.repeat(start[0], games, axis=0), np.repeat(start[1], games, axis=0)
+        rngs = np.stack([pcg64.state_of(np.random.default_rng((call, game))) for game in range(games)])
+        kernels.playout_returns(boards, infos, rngs)
+        return int(infos[:, kernels.PLY].sum())
+
+    meters = [Meter("step, Pente, compiled random games", "moves", compiled)]
+    if pyspiel is not None:
+        gomoku = pyspiel.load_game("gomoku", {"size": 19})
+
+        def openspiel(call: int) -> int:
+            moves = 0
+            for game in range(plan.games_per_call):
+                seed = call * plan.games_per_call + game
+                state = gomoku.new_initial_state()
+                bots = [
+                    pyspiel.make_uniform_random_bot(0, 2 * seed),
+                    pyspiel.make_uniform_random_bot(1, 2 * seed + 1),
+                ]
+                pyspiel.evaluate_bots(state, bots, seed)
+                moves += state.move_number()
+            return moves
+
+        meters.append(Meter("step, gomoku 19x19, OpenSpiel C++ random games", "moves", openspiel))
+    return meters
+
+
+def measure(plan: Plan) -> tuple[list[Meter], list[Meter]]:
+    """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds."""
+    uct, step = uct_meters(plan, pente_openings(8)), step_meters(plan)
+    for meter in uct + step:
+        meter.work(0)
+    for _ in range(plan.rounds):
+        for meter in uct + step:
+            meter.run()
+    return uct, step
+
+
+def print_comparison(title: str, meters: list[Meter], target: float) -> None:
+    """Each meter's rate, then each of ours against OpenSpiel's (the last meter, when installed) beside
+    the target, and the compiled core against the reference where both ran."""
+    print(f"\n{title}")
+    for meter in meters:
+        cost = f"{meter.calls} calls, {meter.seconds:.2f} CPU-s"
+        print(f"  {meter.name}: {meter.rate:,.0f} {meter.unit}/CPU-s ({cost})")
+    peer = meters[-1] if "OpenSpiel" in meters[-1].name else None
+    if peer is None:
+        print(f"  {NO_PEER}; compiled/OpenSpiel: - (target >= {target:g}x)")
+    for meter in meters if peer else []:
+        if meter is not peer:
+            ratio = meter.rate / peer.rate
+            print(f"  {meter.name.split(', ', 1)[1]}/OpenSpiel: {ratio:.2f}x (target >= {target:g}x)")
+    cores = [meter for meter in meters if "core" in meter.name]
+    if len(cores) == 2:
+        print(f"  compiled/reference core: {cores[0].rate / cores[1].rate:.0f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few calls per measurement (seconds in all)")
+    plan = QUICK if parser.parse_args().quick else FULL
+    load = os.getloadavg()
+    print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    uct, step = measure(plan)
+    print_comparison(f"UCT, one tree, {plan.simulations} simulations per search", uct, 1.0)
+    print_comparison(f"step loop, {plan.games_per_call} random games per call", step, 1.0)
+
+
+if __name__ == "__main__":
+    main()
