@@ -190,6 +190,12 @@ class ModelHost(InferenceBackend):
         return tuple(tensor.name for tensor in self._layout.outputs)
 
     @property
+    def cpu_seconds(self) -> float:
+        """The CPU time (user + system, all threads) the child had used by its last answer. What a
+        call cost the model is the difference across it: the same on an idle or a busy machine."""
+        return self._child_cpu_s
+
+    @property
     def pid(self) -> int:
         """The child's process id."""
         return self._child.process.pid

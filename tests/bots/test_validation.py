@@ -8,10 +8,16 @@ runtime ones run in the real model host on positions of a toy game with two inpu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import mmap
+import os
 import resource
+import signal
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +28,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto,
 from arena_bots.manifest import ContractError, Manifest, expected_outputs, head_output_name
 from arena_bots.validation import (
     DEFAULT_LIMITS,
+    PLATFORM_UNAVAILABLE,
     ValidationLimits,
     ValidationReport,
     validate,
@@ -245,6 +252,7 @@ def rejected(
     assert (report.ok, report.code) == (False, code), report.message
     assert report.message
     assert report.model_bytes is None
+    assert not report.platform_fault  # a verdict on the model
     assert growth_kib < MAX_GROWTH_KIB
     return report
 
@@ -877,6 +885,7 @@ def test_a_broken_engine_is_reported_not_raised() -> None:
     report = validate(mlp().SerializeToString(), dataclasses.replace(GAME, encode=encode), limits=LIMITS)
     assert (report.ok, report.code) == (False, "internal_error")
     assert "KeyError" in report.message
+    assert report.platform_fault  # costs the uploader nothing
 
 
 def test_a_model_slower_than_allowed() -> None:
@@ -886,6 +895,66 @@ def test_a_model_slower_than_allowed() -> None:
 def test_a_model_too_slow_at_a_workers_batch() -> None:
     report = rejected(mlp(), "batch_too_slow", limits=dataclasses.replace(LIMITS, max_batch_call_share=1e-9))
     assert f"a batch of {WORKER_BATCH} positions" in report.message
+
+
+def test_a_busy_machine_does_not_make_a_small_model_too_slow() -> None:
+    """The model host gets a fifth of the wall clock (stopped 20 ms in every 25, as on a loaded
+    server): each call takes ~20 ms of wall time, but the verdict counts the host's CPU time."""
+    limits = dataclasses.replace(
+        LIMITS, max_latency_ms=5.0, max_batch_call_share=5e-3 / LIMITS.host_call_timeout_s
+    )
+    with _stalled_children(running_s=0.005, stopped_s=0.020):
+        report = validate(mlp().SerializeToString(), GAME, limits=limits)
+    assert report.ok, report.message
+    assert max(latency.p95_ms for latency in report.latency) < 5.0
+
+
+def test_a_model_host_killed_from_outside_is_the_platforms_refusal(monkeypatch) -> None:
+    from arena_bots import host
+
+    def killed(model_host, inputs):
+        os.kill(model_host.pid, signal.SIGKILL)
+        return run(model_host, inputs)
+
+    run = host.ModelHost.run
+    monkeypatch.setattr(host.ModelHost, "run", killed)
+    report = validate(mlp().SerializeToString(), GAME, limits=LIMITS)
+    assert (report.ok, report.code, report.platform_fault) == (False, PLATFORM_UNAVAILABLE, True)
+    assert "SIGKILL from outside" in report.message
+    assert report.to_dict()["platform_fault"] is True
+
+
+@contextlib.contextmanager
+def _stalled_children(running_s: float, stopped_s: float) -> Iterator[None]:
+    """Stops this process's child processes (the model host) for `stopped_s` in every
+    `running_s + stopped_s` while the block runs, as a machine busy with other work would."""
+    done = threading.Event()
+
+    def stall() -> None:
+        while not done.wait(running_s):
+            children = _children()
+            _signal_all(children, signal.SIGSTOP)
+            time.sleep(stopped_s)
+            _signal_all(children, signal.SIGCONT)
+
+    staller = threading.Thread(target=stall, daemon=True)
+    staller.start()
+    try:
+        yield
+    finally:
+        done.set()
+        staller.join()
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    return [int(pid) for pid in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
+
+
+def _signal_all(pids: list[int], number: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, number)
 
 
 def test_speed_is_judged_at_the_batch_and_under_the_timeout_that_matches_use() -> None:

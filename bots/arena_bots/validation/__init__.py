@@ -13,9 +13,11 @@ The order; each step refuses with a stable code and a sentence for the author:
   bounds        onnx.checker, static shapes, tensor and memory caps,  onnx_invalid, shape_not_static,
                 FLOPs per position and per move (bounds.py,           tensor_too_large, flops_too_large,
                 isolated in inference_child.py)                       flops_per_move_too_large, ...
-  runtime       real positions through the model host (smoke.py)      output_not_finite, too_slow,
-                                                                      batch_too_slow, ...
+  runtime       real positions through the model host (smoke.py),     output_not_finite, too_slow,
+                speed in its CPU time                                 batch_too_slow, ...
 `validate` never raises for a bad model: an unexpected error becomes the code `internal_error`.
+That, and a model host failing for the platform's reasons (`validation_unavailable`), are refusals
+the platform caused, not verdicts on the model: the report says so in `platform_fault`.
 
 `simulations` is the budget the bot will play at (a ladder's, which replaces the manifest's for an
 mcts player); None judges it at the manifest's own. A move's FLOPs are judged at that budget.
@@ -35,12 +37,13 @@ from arena_bots.validation.interface import check_inputs, check_outputs, read_ma
 from arena_bots.validation.limits import DEFAULT_LIMITS, ValidationLimits
 from arena_bots.validation.report import ModelFacts, ValidationReport
 from arena_bots.validation.sanitize import BATCH_DIM, rebuild, with_output_shapes
-from arena_bots.validation.smoke import Latency, smoke_test
+from arena_bots.validation.smoke import PLATFORM_UNAVAILABLE, Latency, PlatformRefusal, smoke_test
 from arena_bots.validation.structure import check_model_fields, parse_model, survey_graphs
 from arena_games.api import Game, GameSpec
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "PLATFORM_UNAVAILABLE",
     "Latency",
     "ModelFacts",
     "ValidationLimits",
@@ -126,7 +129,7 @@ class _Progress:
     model_bytes: bytes | None = None
     latency: tuple[Latency, ...] = ()
 
-    def report(self, code: str = "", message: str = "") -> ValidationReport:
+    def report(self, code: str = "", message: str = "", *, platform_fault: bool = False) -> ValidationReport:
         facts = ModelFacts(file_bytes=self.file_bytes, max_batch=self.limits.max_batch, **self.facts)
         return ValidationReport(
             ok=not code,
@@ -137,14 +140,17 @@ class _Progress:
             manifest=self.manifest,
             latency=self.latency,
             model_bytes=None if code else self.model_bytes,
+            platform_fault=platform_fault,
         )
 
     def failed(self, error: Exception) -> ValidationReport:
         if isinstance(error, ContractError):
-            return self.report(error.code, error.message)
+            return self.report(error.code, error.message, platform_fault=isinstance(error, PlatformRefusal))
         _log.exception("validation failed unexpectedly")
         return self.report(
-            "internal_error", f"Arena could not finish checking this model ({type(error).__name__}: {error})"
+            "internal_error",
+            f"Arena could not finish checking this model ({type(error).__name__}: {error})",
+            platform_fault=True,
         )
 
 

@@ -26,7 +26,9 @@ class ValidationLimits:
     times the network evaluations one move costs (simulations + 1 for an mcts player). The FLOP
     caps are set from the speed measured on one core (ONNX Runtime 1.32, one intra-op thread: the
     zoo's Pente net, 58 MFLOP per position, runs about 100 GFLOP/s at batch 32). Then at runtime:
-    a call of WORKER_BATCH positions must stay well inside the model host's call timeout.
+    a call of WORKER_BATCH positions must stay well inside the model host's call timeout. Both
+    runtime checks count the model host's CPU time, as a match does, so the server's load changes
+    no verdict.
     """
 
     max_file_bytes: int = 64 * _MiB  # checked before the file is parsed
@@ -53,13 +55,13 @@ class ValidationLimits:
     smoke_positions: int = 64
     latency_runs_batch1: int = 50
     latency_runs_batch32: int = 10
-    max_latency_ms: float = 200.0  # the p95 of one position's evaluation (batch 1)
+    max_latency_ms: float = 200.0  # the p95 of one position's evaluation (batch 1), in CPU time
     value_tolerance: float = 1e-4  # how far `value` may stray outside its range
     batch_tolerance: float = 1e-3  # a position's outputs alone and inside a batch of 32 agree this well
     host_memory_bytes: int = 2048 * _MiB  # the model host's address space during the smoke test
     host_call_timeout_s: float = 10.0  # as `HostLimits.call_timeout_s`, the one matches run under
-    # the p95 of a WORKER_BATCH call may take this share of host_call_timeout_s; the rest is the
-    # headroom for a busy machine, where the same call takes several times longer
+    # the p95 of a WORKER_BATCH call may take this share of host_call_timeout_s (both CPU time); the
+    # rest is the headroom for a slower core, and for a batch larger than WORKER_BATCH
     max_batch_call_share: float = 0.25
     seed: int = 0  # of the random games
 

@@ -42,7 +42,9 @@ class ValidationReport:
     """The verdict on one model. `code` and `message` describe the first failure ("" when ok).
 
     `checks` lists the checks passed, in order. `model_bytes` (only when ok) is the sanitized,
-    re-serialised model: the only bytes that may be stored and run.
+    re-serialised model: the only bytes that may be stored and run. `platform_fault` marks a refusal
+    that is the platform's doing, not a verdict on the model (`internal_error`, or the model host
+    failing for the platform's reasons: `validation_unavailable`): it must cost the uploader nothing.
     """
 
     ok: bool
@@ -53,6 +55,7 @@ class ValidationReport:
     manifest: Manifest | None = None
     latency: tuple[Latency, ...] = ()
     model_bytes: bytes | None = field(default=None, repr=False)
+    platform_fault: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, without the model bytes."""
@@ -60,6 +63,7 @@ class ValidationReport:
             "ok": self.ok,
             "code": self.code,
             "message": self.message,
+            "platform_fault": self.platform_fault,
             "checks": list(self.checks),
             "manifest": self.manifest.to_dict() if self.manifest else None,
             "facts": asdict(self.facts),

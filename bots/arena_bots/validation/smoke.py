@@ -3,13 +3,16 @@
 Positions come from random games played by the real engine (`game.init`, `random_action`,
 `step`, `encode`), not from random tensors: a model that breaks only on positions that occur in
 play (a NaN for a full board, a value out of range late in the game) is caught here. The model
-runs in `arena_bots.host.ModelHost`, the same child process that serves matches, so the latency
-measured includes its transport, as in a match.
+runs in `arena_bots.host.ModelHost`, the same child process that serves matches.
+
+Speed is judged as a match judges a call: in the model host's CPU time, never the wall clock, so a
+busy server (whoever keeps it busy) cannot turn a verdict into too_slow. A host that fails for the
+platform's reasons (not started in time, killed from outside, starved of CPU) ends the check with
+`PlatformRefusal`: no verdict on the model, and nothing the uploader should be charged for.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,7 +25,7 @@ from arena_bots.validation.limits import WORKER_BATCH, ValidationLimits
 from arena_games.api import Game
 
 if TYPE_CHECKING:
-    from arena_bots.runtime import InferenceBackend
+    from arena_bots.host import ModelFault, ModelHost
 
 Arrays = dict[str, np.ndarray]
 
@@ -35,9 +38,19 @@ _FAULT_CODES = {  # the model host's ModelFault codes -> validation codes
 }
 
 
+PLATFORM_UNAVAILABLE = "validation_unavailable"  # the code of every PlatformRefusal
+
+
+class PlatformRefusal(ContractError):
+    """Validation could not judge the model through the platform's fault, not the model's."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(PLATFORM_UNAVAILABLE, message)
+
+
 @dataclass(frozen=True)
 class Latency:
-    """Wall-clock time of one model call through the host, in milliseconds, over `runs` calls."""
+    """The model host's CPU time for one model call, in milliseconds, over `runs` calls."""
 
     batch: int
     runs: int
@@ -60,7 +73,8 @@ def smoke_test(
 
     Raises ContractError when the model fails, answers with non-finite numbers, a value out of its
     range, outputs for a position that change with the rest of the batch, or is too slow: at batch 1
-    (`max_latency_ms`) or at a worker's batch (`max_batch_call_share` of the host's call timeout).
+    (`max_latency_ms`) or at a worker's batch (`max_batch_call_share` of the host's call timeout),
+    both in the host's CPU time. Raises PlatformRefusal when the host fails for the platform's reasons.
     """
     from arena_bots.host import HostLimits, ModelFault, ModelHost  # spawns processes: only here
 
@@ -74,31 +88,39 @@ def smoke_test(
         with ModelHost(model_bytes, host_limits) as host:
             latencies = _exercise(host, positions, expected, manifest, limits)
     except ModelFault as fault:
-        where = f"on positions of random {game.name} games"
-        raise ContractError(
-            _FAULT_CODES.get(fault.code, "runtime_failed"), f"{fault.message} ({where})"
-        ) from None
+        raise _refusal(fault, game) from None
     if latencies[0].p95_ms > limits.max_latency_ms:
         raise ContractError(
             "too_slow",
-            f"one position takes {latencies[0].p95_ms:.1f} ms (95th percentile); "
+            f"one position takes {latencies[0].p95_ms:.1f} ms of CPU (95th percentile); "
             f"at most {limits.max_latency_ms:g} ms are allowed",
         )
     _check_batch_latency(latencies[1], limits)
     return latencies
 
 
+def _refusal(fault: ModelFault, game: Game) -> ContractError:
+    """The refusal for a fault of the model host: the model's, or the platform's (see the module doc)."""
+    if fault.blame == "platform":
+        return PlatformRefusal(
+            f"Arena could not finish running the model ({fault.message}); the model was not judged, try again"
+        )
+    where = f"on positions of random {game.name} games"
+    return ContractError(_FAULT_CODES.get(fault.code, "runtime_failed"), f"{fault.message} ({where})")
+
+
 def _check_batch_latency(latency: Latency, limits: ValidationLimits) -> None:
-    """A worker's call must leave most of the host's call timeout free: on a busy machine the same
-    call takes several times longer, and a call past the timeout loses the game."""
+    """A worker's call must leave most of the host's call timeout (CPU time, as the call's) free:
+    the margin covers slower cores and a larger batch than measured, and a call past it loses."""
     allowed_ms = limits.max_batch_call_share * limits.host_call_timeout_s * 1e3
     if latency.p95_ms > allowed_ms:
         raise ContractError(
             "batch_too_slow",
             f"a batch of {latency.batch} positions, as a worker sends them in a match, takes "
-            f"{latency.p95_ms:,.0f} ms (95th percentile); at most {allowed_ms:,.0f} ms are allowed, "
-            f"{limits.max_batch_call_share:.0%} of the {limits.host_call_timeout_s:g} s a model call may "
-            "take in a match, so that a busy machine still answers in time. Use a smaller network",
+            f"{latency.p95_ms:,.0f} ms of CPU (95th percentile); at most {allowed_ms:,.0f} ms are "
+            f"allowed, {limits.max_batch_call_share:.0%} of the {limits.host_call_timeout_s:g} s of CPU "
+            "a model call may take in a match, so that a slower machine still answers in time. Use a "
+            "smaller network",
         )
 
 
@@ -126,7 +148,7 @@ def collect_positions(game: Game, limits: ValidationLimits) -> Arrays:
 
 
 def _exercise(
-    host: InferenceBackend,
+    host: ModelHost,
     positions: Arrays,
     expected: Sequence[ExpectedOutput],
     manifest: Manifest,
@@ -153,11 +175,11 @@ def _rows(positions: Arrays, start: int, size: int) -> Arrays:
     return {name: array[start : start + size] for name, array in positions.items()}
 
 
-def _timed(host: InferenceBackend, inputs: Mapping[str, np.ndarray]) -> tuple[Arrays, float]:
-    """The outputs and the call's wall-clock time in milliseconds."""
-    started = time.perf_counter()
+def _timed(host: ModelHost, inputs: Mapping[str, np.ndarray]) -> tuple[Arrays, float]:
+    """The outputs and the CPU time the call cost the model host, in milliseconds."""
+    started = host.cpu_seconds
     outputs = host.run(inputs)
-    return outputs, (time.perf_counter() - started) * 1e3
+    return outputs, (host.cpu_seconds - started) * 1e3
 
 
 def _check_outputs(
