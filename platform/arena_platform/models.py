@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -67,9 +67,16 @@ class Ladder(SQLModel, table=True):
 
 
 class Bot(SQLModel, table=True):
-    """One version of a bot on one ladder. House bots have no owner and no model."""
+    """One version of a bot on one ladder. House bots have no owner and no model. A name is unique
+    per ladder regardless of case: one version number per lower(name) (store.bots keeps every
+    version of a name spelled alike)."""
 
-    __table_args__ = (UniqueConstraint("ladder_id", "name", "version"),)
+    __table_args__ = (
+        UniqueConstraint("ladder_id", "name", "version"),
+        Index(
+            "ux_bot_ladder_id_lower_name_version", "ladder_id", text("lower(name)"), "version", unique=True
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     ladder_id: int = Field(foreign_key="ladder.id", index=True)

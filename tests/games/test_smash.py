@@ -160,11 +160,10 @@ def test_skulls_never_group():
     assert rules.resolve(well("0000..", "0000.."))[1:] == (0, 0)
 
 
-def test_the_score_clamp_is_999():
-    assert rules.chain_power(8) == 1024
-    deep = [8 << (step - 1) for step in (1, 2, 3)]
-    assert deep == [8, 16, 32]
-    # a 9th step would be 10 * B * min(1024 + ..., 999)
+def test_chain_power_doubles_up_to_999_as_does_the_score_clamp():
+    assert [rules.chain_power(step) for step in range(9)] == [0, 8, 16, 32, 64, 128, 256, 512, 999]
+    assert rules.chain_power(20) == 999  # the referee's min(4 << step, 999)
+    # a 9th step scores 10 * B * min(999 + CB + GB, 999)
     assert 10 * 4 * min(max(rules.chain_power(8), 1), 999) == 39960
 
 
@@ -202,42 +201,92 @@ def test_offsetting_when_configured_cancels_the_players_credits():
     assert lowest(after.wells[1], 1) == ["....2."]
 
 
-def test_a_player_left_without_room_loses():
-    state = position(NO_ROOM_BUT_COLUMN_5)
+def test_a_player_left_without_room_loses_at_once_and_reports_a_score_of_0():
+    # The referee lets it play the next round, where its placement fails; the contract forbids a
+    # turn with no legal action, so the game ends a turn early with the same winner.
+    state = position(NO_ROOM_BUT_COLUMN_5, FOUR_ONES, pairs=((1, 2),))
     assert np.flatnonzero(rules.legal_masks(state, 0)[0]).tolist() == [
         rules.placement_index(WIDTH, 5, 1),
         rules.placement_index(WIDTH, 5, 3),
     ]
-    after = rules.step(state, [act(5, 1), act(0, 0)])
+    after = rules.step(state, [act(5, 1), act(3, 0)])
     assert after.losses == (rules.BLOCKED, "")
     assert rules.returns(after) == (-1.0, 1.0)
     assert rules.to_move(after) == ()
-    assert "player 1 has no room for the pair, player 2 wins" in rules.end_reason(after)
+    assert (after.scores, rules.reported_scores(after)) == ((0, 40), (0, 40))
+    assert rules.end_reason(after) == (
+        "turn 1: player 1 has no room for the next pair, player 2 wins (score 0 to 40)"
+    )
+    assert view(after)["players"][0]["score"] == 0
 
 
-def test_skulls_that_do_not_fit_bury_the_well_and_its_owner_loses():
+def test_a_position_where_a_player_to_move_has_no_room_is_refused():
+    data = rules.to_dict(position(NO_ROOM_BUT_COLUMN_5))
+    data["wells"][0] = ["000000"] * rules.HEIGHT  # no placement fits; the player would have no move
+    with pytest.raises(BadStateDict, match=r"well 0 has no room for a pair.*'blocked'"):
+        rules.from_dict(data)
+    data["losses"] = [rules.BLOCKED, ""]
+    assert rules.to_move(rules.from_dict(data)) == ()
+
+
+def test_skulls_that_do_not_fit_are_discarded_and_the_game_goes_on():
     state = position(SKULL_TOWER, FOUR_ONES, pairs=((1, 1),), unsent=(0, 380))
     after = rules.step(state, [act(2, 0), act(3, 0)])
-    assert after.losses == (rules.OVERFLOW, "")
-    assert rules.returns(after) == (-1.0, 1.0)
+    assert after.losses == ("", "")
+    assert rules.to_move(after) == (0, 1)
     assert lowest(after.wells[0], 2) == ["0.00..", "001100"]
-    assert rules.heights(after.wells[0])[0] == 12
+    assert rules.heights(after.wells[0]) == (12, 1, 2, 2, 1, 1)  # column 0's skull was discarded
+    assert rules.legal_masks(after, 0)[0].sum() == 22 - 4
+
+
+def test_skulls_that_fill_the_well_leave_its_player_no_room_and_it_loses():
+    full_but_one_row = well(*(["000000"] * 11))
+    state = position(full_but_one_row, FOUR_ONES, pairs=((1, 1),), unsent=(0, 800))
+    after = rules.step(state, [act(0, 0), act(3, 0)])  # two lines: the well fills, the rest go
+    assert after.wells[0] == well(*(["110000"] + ["000000"] * 11))
+    assert after.losses == (rules.BLOCKED, "")
+    assert rules.returns(after) == (-1.0, 1.0)
 
 
 def test_both_players_losing_on_one_turn_is_a_draw():
     after = rules.step(position(NO_ROOM_BUT_COLUMN_5, NO_ROOM_BUT_COLUMN_5), [act(5, 1), act(5, 3)])
     assert after.losses == (rules.BLOCKED, rules.BLOCKED)
     assert rules.returns(after) == (0.0, 0.0)
-    assert "a draw" in rules.end_reason(after)
+    assert rules.reported_scores(after) == (0, 0)
+    assert "player 1 and player 2 have no room for the next pair, a draw" in rules.end_reason(after)
 
 
-def test_at_the_turn_limit_the_higher_score_wins():
+def test_at_the_turn_limit_the_higher_score_wins_and_a_score_counts_at_least_1():
     state = position(FOUR_ONES, pairs=((1, 2),), TURN_LIMIT=1)
     after = rules.step(state, [act(3, 0), act(0, 0)])
     assert (after.turn, rules.to_move(after), rules.returns(after)) == (1, (), (1.0, -1.0))
-    assert rules.end_reason(after) == "turn limit 1 reached: 40 to 0, player 1 wins"
+    assert rules.end_reason(after) == "turn limit 1 reached: score 40 to 1, player 1 wins"
     tied = rules.step(position(pairs=((1, 2),), TURN_LIMIT=1), [act(0, 0), act(1, 0)])
-    assert rules.returns(tied) == (0.0, 0.0)
+    assert (rules.returns(tied), rules.reported_scores(tied)) == ((0.0, 0.0), (1, 1))
+    assert rules.MAX_TURN_LIMIT == rules.default_config(WIDTH)["TURN_LIMIT"] == SPEC.max_length == 200
+
+
+# --- the pairs: java.util.Random, as the referee deals them ------------------------------------------
+
+JAVA_COLOURS = {  # seed -> the first 10 pairs' colours as printed by OpenJDK 17: new Random(seed),
+    # then 20 times nextInt(5) + 1
+    0: "14531422553343155121",
+    1: "14345552445434353325",
+    42: "14451114543323232145",
+    -1: "41555434124332315321",
+    -(1 << 63): "14531422553343155121",
+    (1 << 63) - 1: "41555434124332315321",
+    242303170021963: "13554531223221432352",  # nextInt rejects its first draw (2^31 - 2) and draws again
+}
+
+
+@pytest.mark.parametrize("seed", sorted(JAVA_COLOURS))
+def test_the_pairs_are_those_java_util_random_deals(seed):
+    colours = JAVA_COLOURS[seed]
+    expected = tuple((int(a), int(b)) for a, b in zip(colours[::2], colours[1::2], strict=True))
+    assert rules.pair_sequence(seed, 10) == expected
+    assert rules.init(seed).pairs[:10] == expected
+    assert len(rules.init(seed).pairs) == rules.MAX_TURN_LIMIT + rules.QUEUE - 1
 
 
 # --- the reference simulator (brokenmass/smash-the-code, GameMap.js) ---------------------------------
@@ -273,6 +322,59 @@ def test_the_batched_chain_loop_matches_the_reference_simulator():
     assert chains.tolist() == [case["chains"] for case in cases]
     expected = [playouts.well_array(reference_well(case["after"]), WIDTH) for case in cases]
     assert np.array_equal(wells, np.stack(expected))
+
+
+# --- games played by CodinGame's referee (tests/games/data/smash_referee_harness) ----------------------
+
+
+def referee_games() -> list[dict]:
+    return json.loads((DATA / "smash_referee_games.json").read_text())
+
+
+def check_seen(state: rules.SmashState, seen: dict, frame: dict) -> None:
+    """The engine's position is what the referee showed seat 0 at the start of that round: the 8
+    pairs, both scores and wells, and each seat's nuisance (received, not yet dropped: a multiple
+    of 1/7, the referee prints 6 decimals) beyond the lines dropped is the other's unsent points."""
+    assert "".join(f"{a}{b}" for a, b in state.pairs[state.turn : state.turn + rules.QUEUE]) == seen["pairs"]
+    assert list(state.scores) == seen["scores"]
+    assert ["".join(rules.well_rows(w)) for w in state.wells] == seen["wells"]
+    for seat, (_, nuisance, _) in enumerate(frame["seats"]):
+        points = round(nuisance * 7) * 10
+        assert points % rules.POINTS_PER_LINE == state.unsent[1 - seat]
+
+
+def test_the_engine_plays_the_referees_games_as_the_referee(monkeypatch):
+    dropped = rules.drop_skulls
+    discarded: set[int] = set()  # the seeds of games where skulls did not fit
+
+    def drop_noting_overflow(well: rules.Well, lines: int) -> rules.Well:
+        if any(len(column) + lines > rules.HEIGHT for column in well):
+            discarded.add(seed)
+        return dropped(well, lines)
+
+    monkeypatch.setattr(rules, "drop_skulls", drop_noting_overflow)
+    games = referee_games()
+    for game in games:
+        seed, turns, frames = game["seed"], game["turns"], game["frames"]
+        state = rules.init(seed)
+        for turn, played in enumerate(turns[:-1]):
+            check_seen(state, played["seen"], frames[turn])
+            joint = [(rules.placement_index(WIDTH, *map(int, c.split())),) for c in played["commands"]]
+            state = rules.step(state, joint)
+        # The referee's last round: a seat without room places, fails and loses. The engine ended
+        # the game before it (its player has no legal placement), with the same result.
+        check_seen(state, turns[-1]["seen"], frames[len(turns) - 1])
+        dead = [death is not None for _, _, death in frames[-1]["seats"]]
+        assert [bool(loss) for loss in state.losses] == dead, seed
+        assert rules.to_move(state) == ()
+        first, second = game["final_scores"]
+        won = (first > second) - (first < second)  # the referee's ranking of its final scores
+        assert rules.returns(state) == (float(won), float(-won)), seed
+        seen_scores = turns[-1]["seen"]["scores"]  # the referee adds the survivor's last round to them
+        expected = [0 if lost else max(1, score) for lost, score in zip(dead, seen_scores, strict=True)]
+        assert list(rules.reported_scores(state)) == expected
+    assert len(games) == 36
+    assert len(discarded) >= 20  # v1 made each of these games a loss at the overflow; they went on
 
 
 # --- properties of random games, and the batched engine --------------------------------------------------
@@ -335,10 +437,11 @@ def test_the_batched_engine_plays_turns_exactly_as_the_rules():
     assert np.array_equal(playouts.batch_returns(batch), [rules.returns(after) for _, _, after in played])
 
 
-GOLDEN_TURNS = [  # (state, joint) of the golden turns above: lines, overflow, no room, offsetting
+GOLDEN_TURNS = [  # (state, joint) of the golden turns above: lines, skulls discarded, no room, offsetting
     (position(THREE_CHAIN, pairs=((2, 3),)), [act(2, 1), act(5, 1)]),
     (position(FOUR_ONES, well("1....."), pairs=((1, 2),), unsent=(380, 0)), [act(3, 0), act(2, 0)]),
     (position(SKULL_TOWER, FOUR_ONES, pairs=((1, 1),), unsent=(0, 380)), [act(2, 0), act(3, 0)]),
+    (position(well(*(["000000"] * 11)), FOUR_ONES, pairs=((1, 1),), unsent=(0, 800)), [act(0, 0), act(3, 0)]),
     (position(NO_ROOM_BUT_COLUMN_5, NO_ROOM_BUT_COLUMN_5), [act(5, 1), act(5, 3)]),
     (
         position(FOUR_ONES, FOUR_ONES, pairs=((1, 2),), unsent=(400, 0), NUISANCE_OFFSET=True),
@@ -419,7 +522,7 @@ def test_the_view_decodes_each_legal_placement_for_the_seats():
     beside = moves[str(rules.placement_index(WIDTH, 0, 0))]
     assert beside["seats"] == [1]
     assert beside["outcomes"][0] is None  # no room for it in player 1's well
-    assert "player 1" in render(state)
+    assert "player 1: score 0," in render(state)
     assert "pairs: 11 12" in render(state)
 
 

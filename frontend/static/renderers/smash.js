@@ -155,7 +155,7 @@ function playerCard(seat) {
       title.textContent = `P${seat + 1} score ${player.score}${winner === seat ? " · wins" : ""}`;
       fill.forEach((rect, index) => setAttributes(rect, { width: (18 * Math.min(Math.max(player.meter - index, 0), 1)).toFixed(1) }));
       meterText.textContent = `${player.meter.toFixed(1)}/6`;
-      note.textContent = player.lost ? `lost: ${player.lost === "blocked" ? "no room for the pair" : "buried by skulls"}` : player.chain ? `last turn: chain of ${player.chain}` : "meter: 6 = a line of skulls";
+      note.textContent = player.lost ? "lost: no room for the next pair" : player.chain ? `last turn: chain of ${player.chain}` : "meter: 6 = a line of skulls";
       setAttributes(group, { "data-score": player.score, "data-meter": player.meter, "data-chain": player.chain });
     },
   };

@@ -14,6 +14,12 @@ import functools
 from arena_games.api import Game, GameSpec
 from arena_games.smash import encoding, openings, playouts, render, rules
 
+# The game's version (ARCHITECTURE §2: bumped on any change of rules, encoding or action meaning).
+# 2: the official referee's rules (rules.py's spec note): skulls that do not fit are discarded, the
+#    pairs are java.util.Random's, a player who lost reports 0. Results of v1 games differ; the
+#    inputs and the actions mean what they meant in v1, so v1 networks play v2 unchanged.
+VERSION = 2
+
 
 def make_game(width: int = rules.DEFAULT_WIDTH) -> Game[rules.SmashState]:
     """The game with wells `width` columns wide (2 or more)."""
@@ -21,7 +27,7 @@ def make_game(width: int = rules.DEFAULT_WIDTH) -> Game[rules.SmashState]:
         raise ValueError(f"smash: a well needs 2 columns or more, got {width}")
     spec = GameSpec(
         name=rules.GAME_NAME if width == rules.DEFAULT_WIDTH else f"{rules.GAME_NAME}{width}",
-        version=1,
+        version=VERSION,
         title="Smash the Code" if width == rules.DEFAULT_WIDTH else f"Smash the Code, {width} wide",
         num_players=2,
         inputs=encoding.inputs(width),

@@ -25,7 +25,7 @@ from arena_games.smash.rules import (
     GROUP,
     HEIGHT,
     LOSSES,
-    OVERFLOW,
+    MAX_CHAIN_POWER,
     POINTS_PER_LINE,
     SKULL,
     SmashState,
@@ -201,7 +201,7 @@ def _clear_step(wells: np.ndarray, steps: np.ndarray) -> np.ndarray:
     roots = cleared & (label == ids)  # one cell per cleared group
     root_size = np.where(roots, size[np.maximum(label, 0)], 0)
     group_bonus = np.where(root_size >= 11, 8, np.maximum(root_size - GROUP, 0)).sum(axis=(1, 2))
-    power = np.where(steps > 0, 8 << np.maximum(steps - 1, 0), 0)
+    power = np.where(steps > 0, np.minimum(4 << steps, MAX_CHAIN_POWER), 0)
     bonus = np.clip(power + np.asarray(COLOUR_BONUS)[colours] + group_bonus, 1, 999)
     removed = cleared | (_neighbours(cleared) & (wells == SKULL))
     wells[removed] = EMPTY
@@ -243,17 +243,14 @@ def step_many(batch: Batch, rows: np.ndarray, actions: np.ndarray) -> None:
     wells = wells.reshape(m, 2, HEIGHT, -1)
     incoming = lines[:, ::-1]  # each player receives the other's lines
     height = heights(wells)  # (m, 2, width)
-    tops = height + incoming[..., None]  # each column's height with its skulls, before the cap
+    tops = height + incoming[..., None]  # each column's height with its skulls; those above HEIGHT go
     row_index = np.arange(HEIGHT)[None, None, :, None]
     wells[(row_index >= height[:, :, None, :]) & (row_index < tops[:, :, None, :])] = SKULL
-    losses = np.where((tops > HEIGHT).any(axis=2), LOSSES.index(OVERFLOW), 0)
     turns = batch.turns[rows] + 1
-    blocked = ~legal(wells).any(axis=2) & ~losses.any(axis=1, keepdims=True)
-    blocked &= (turns < batch.turn_limits[rows])[:, None]
-    losses = np.where(blocked, LOSSES.index(BLOCKED), losses)
+    blocked = ~legal(wells).any(axis=2) & (turns < batch.turn_limits[rows])[:, None]
     batch.cells[rows] = wells
     batch.turns[rows] = turns
-    batch.losses[rows] = losses
+    batch.losses[rows] = np.where(blocked, LOSSES.index(BLOCKED), 0)
 
 
 class Draws:
@@ -281,11 +278,10 @@ def random_actions(batch: Batch, rows: np.ndarray, uniforms: np.ndarray) -> np.n
 
 
 def batch_returns(batch: Batch) -> np.ndarray:
-    """float64 (n, 2): +1 / -1 for the winner / loser of a finished game, 0 for a draw or a running one."""
-    lost = batch.losses > 0
-    by_loss = np.where(lost.any(axis=1) & ~lost.all(axis=1), np.where(lost[:, 0], -1.0, 1.0), 0.0)
-    by_score = np.sign(batch.scores[:, 0] - batch.scores[:, 1]).astype(np.float64)
-    first = np.where(lost.any(axis=1), by_loss, np.where(batch.running, 0.0, by_score))
+    """float64 (n, 2): +1 / -1 for the winner / loser of a finished game (the higher reported score,
+    rules.reported_scores), 0 for a draw or a running one."""
+    reported = np.where(batch.losses > 0, 0, np.maximum(batch.scores, 1))
+    first = np.where(batch.running, 0.0, np.sign(reported[:, 0] - reported[:, 1]).astype(np.float64))
     return np.stack([first, -first], axis=1) + 0.0  # + 0.0: no -0.0
 
 

@@ -29,6 +29,7 @@ from arena_games.smash.rules import (
     legal_masks,
     place,
     placements,
+    reported_scores,
     returns,
     to_move,
     well_rows,
@@ -54,9 +55,10 @@ def render(state: SmashState) -> str:
     lines = [f"{'player 1':<{width + 5}}player 2"]
     lines += [f"{first:<{width + 5}}{second}" for first, second in rows]
     lines.append("pairs: " + " ".join(f"{a}{b}" for a, b in queue(state)))
-    for player in (0, 1):
+    for player, score in enumerate(reported_scores(state)):
+        scored = f" ({state.scores[player]} points)" if score != state.scores[player] else ""
         lines.append(
-            f"player {player + 1}: score {state.scores[player]}, "
+            f"player {player + 1}: score {score}{scored}, "
             f"garbage meter {meters(state)[player]:.2f}, last chain {state.chains[player]}"
         )
     lines.append(end_reason(state) or f"turn {state.turn} of {state.config.turn_limit}, both to move")
@@ -68,7 +70,9 @@ def view(state: SmashState) -> dict[str, Any]:
 
     wells: per seat HEIGHT strings, top row first ('.' empty, '0' skull, '1'..'5' colours);
     queue: the visible pairs [A, B], this turn's first; turn, turn_limit;
-    players: per seat {"score", "meter" (nuisance points waiting), "chain" (last turn's steps), "lost"};
+    players: per seat {"score" (the referee's reported score, `reported_scores`: once over, 0 for a
+    seat that lost), "points" (scored), "meter" (nuisance points waiting), "chain" (last turn's
+    steps), "lost" ("" or "blocked": no room for the next pair)};
     to_move; moves: every placement legal for a seat to move -> {"column" (of A), "rotation",
     "shape" (words), "seats": the seats it is legal for, "outcomes": per seat what the placement
     does to that seat's well this turn (`placement_view`), None for a seat it is not legal for};
@@ -100,12 +104,13 @@ def view(state: SmashState) -> dict[str, Any]:
         "turn_limit": state.config.turn_limit,
         "players": [
             {
-                "score": state.scores[player],
+                "score": score,
+                "points": state.scores[player],
                 "meter": meters(state)[player],
                 "chain": state.chains[player],
                 "lost": state.losses[player],
             }
-            for player in (0, 1)
+            for player, score in enumerate(reported_scores(state))
         ],
         "to_move": list(to_move(state)),
         "moves": dict(sorted(moves.items(), key=lambda item: int(item[0]))),

@@ -1,16 +1,24 @@
 """Smash the Code's rules (../shared/games/smash_the_code.md) as pure functions, width-generic.
 
+Spec note: the spec's §11 settles its open questions against CodinGame's own referee
+(`SpiritusSancti5/codinGame`, Referees/SmashTheCode/Referee.java, commit 2aec55d); where the spec's
+earlier sections and that referee disagree, the referee wins and this module follows it. The
+disagreements: skulls that do not fit are discarded and the game goes on (§6 and §9 Q4 said the
+well's owner loses); the pairs come from `java.util.Random(seed)` (§2 and §9 Q6 left the generator
+open); a player who lost reports a score of 0 and the others at least 1 (§8 ranked raw scores).
+tests/games/data/smash_referee_games.json holds games played by that referee (its README says how).
+
 Wells. Each player has a well of `width` columns (6 by default) and HEIGHT = 12 rows. A well is a
 tuple of columns, column x a tuple of its cells from the bottom up (so gravity is built in: a
 column never has a hole). A cell is SKULL (0) or a colour 1..5; the empty cells above a column's
 top are simply absent. In JSON and text, rows run top (row 0) to bottom (row 11), as in the
 contest's protocol: '.' empty, '0' skull, '1'..'5' colours.
 
-Pairs. Both players play the same seeded sequence of colour pairs (A, B), each colour uniform in
-1..5 (the contest's generator is not public). `init` draws the whole sequence (turn_limit +
-QUEUE - 1 pairs), so the state holds it; the players see QUEUE = 8 pairs (this turn's and 7 more).
-A search that steps states reads the real later pairs: it plays with the future known
-(both seats alike), which the contest did not show.
+Pairs. Both players play the same sequence of colour pairs (A, B), the referee's: `java.util.Random`
+seeded with the game's seed draws A then B of each pair, each `nextInt(5) + 1` (`pair_sequence`).
+`init` draws the whole sequence (turn_limit + QUEUE - 1 pairs), so the state holds it; the players
+see QUEUE = 8 pairs (this turn's and 7 more). A search that steps states reads the real later
+pairs: it plays with the future known (both seats alike), which the contest did not show.
 
 Actions: one head "place" of 4 * width - 2 placements (22 at width 6), packed rotation-major:
 rotation 0 (B right of A) at columns 0..width-2, then rotation 1 (B on top of A) at 0..width-1,
@@ -18,28 +26,34 @@ rotation 2 (B left of A) at 1..width-1, rotation 3 (B below A) at 0..width-1 (`p
 an index into (column, rotation)). A placement is legal when its columns have room: two free cells
 for a vertical pair, one in each column for a horizontal one. Each block falls on its own.
 
-A turn (one `step`, both players at once):
+A turn (one `step`, both players at once; the referee's round):
   1. each player's pair lands in its own well, then its chain resolves (`resolve`): every group of
      4+ orthogonally connected blocks of one colour clears at once, with every skull next to a
      cleared block; the rest falls; repeat. A step scores 10 * B * clamp(CP + CB + GB, 1, 999):
-     B coloured blocks cleared, CP the chain power (0, 8, 16, 32, ... for steps 1, 2, 3, 4, ...),
-     CB the colour bonus (0, 2, 4, 8, 16 for 1..5 colours), GB the group bonus (size - 4 per group,
-     8 for 11+ blocks);
+     B coloured blocks cleared, CP the chain power (0, 8, 16, 32, ... for steps 1, 2, 3, 4, ...,
+     at most 999), CB the colour bonus (0, 2, 4, 8, 16 for 1..5 colours), GB the group bonus
+     (size - 4 per group, 8 for 11+ blocks);
   2. nuisance: each player's new points are added to its `unsent` points (scored, not yet sent
      as skulls); every 420 of them (6 nuisance points of 70) send one line of skulls to the
      opponent; the remainder stays (the garbage meter: unsent / 70 nuisance points). With
      NUISANCE_OFFSET, the two players' unsent points first cancel each other (Puyo Puyo's
-     offsetting; off by default, the spec's reading of the contest);
+     offsetting; off by default, as in the referee);
   3. the lines drop on the opponent's well at once: one skull per column and line; skulls that do
-     not fit are lost and the well has overflowed: its owner loses (the spec's default, §9 Q4);
-  4. the turn counter moves on (and with it the pair queue); a player left with no legal placement
-     for the new pair has topped out and loses.
-Both losing on the same turn is a draw. Otherwise at TURN_LIMIT turns (200 by default) the higher
-score wins, equal scores draw.
+     not fit are discarded (the referee drops them at the start of its next round, before the
+     players' next input: the same position);
+  4. the turn counter moves on (and with it the pair queue).
+A player left with no legal placement for the next pair loses at once (BLOCKED), a turn before
+the referee would: there it plays that round, its placement fails and it loses then, while the
+other player's placement of that round still counts. The game contract forbids a player to move
+with no legal action, so the position is terminal one turn early; the outcome is the referee's
+(the other player wins: a player who lost scores 0 and one who did not at least 1; both blocked
+at once is a draw), only the survivor's points of that last round are not played.
+The game ends there, or after TURN_LIMIT turns (200, the referee's round count). The winner has
+the higher `reported_scores` (the referee's: 0 for a player who lost, at least 1 for the others);
+equal is a draw.
 
-Where the spec was unsure, this follows brokenmass/smash-the-code's contest-era simulator
-(GameMap.js), which tests/games/data/smash_reference.json was generated from: placement legality,
-the chain loop and its scoring (group bonus size - 4 up to size 10, 8 from 11).
+The chain loop and its scoring were also checked against brokenmass/smash-the-code's contest-era
+simulator (GameMap.js): tests/games/data/smash_reference.json was generated from it.
 """
 
 from __future__ import annotations
@@ -67,8 +81,9 @@ COLOUR_BONUS = (0, 0, 2, 4, 8, 16)  # by the number of distinct colours cleared 
 MAX_TURN_LIMIT = 200
 DEFAULT_WIDTH = 6
 # Loss reasons per player ("" while it has not lost).
-BLOCKED, OVERFLOW = "blocked", "overflow"
-LOSSES = ("", BLOCKED, OVERFLOW)
+BLOCKED = "blocked"
+LOSSES = ("", BLOCKED)
+MAX_CHAIN_POWER = 999
 CELL_CHARS = ".012345"  # JSON/text: '.' empty, then SKULL and the colours by value + 1
 
 Column = tuple[int, ...]  # cells from the bottom up
@@ -135,21 +150,37 @@ def make_config(overrides: Config | None, width: int = DEFAULT_WIDTH) -> SmashCo
 
 
 def init(seed: int, config: Config | None = None, *, width: int = DEFAULT_WIDTH) -> SmashState:
-    """Turn 0: empty wells, and the pair sequence of `seed` (colours uniform in 1..5)."""
+    """Turn 0: empty wells, and the pair sequence of `seed` (`pair_sequence`)."""
     settings = make_config(config, width)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise BadConfig(f"{GAME_NAME}: the seed must be an integer, got {seed!r}")
-    count = settings.turn_limit + QUEUE - 1
-    colours = np.random.default_rng(int(seed)).integers(1, COLOURS + 1, size=(count, 2)).tolist()
     empty: Well = ((),) * width
     return SmashState(
         config=settings,
-        pairs=tuple((a, b) for a, b in colours),
+        pairs=pair_sequence(int(seed), settings.turn_limit + QUEUE - 1),
         turn=0,
         wells=(empty, empty),
         scores=(0, 0),
         unsent=(0, 0),
     )
+
+
+# Java's java.util.Random: a 48-bit linear congruential generator (its documented algorithm).
+JAVA_MULTIPLIER, JAVA_INCREMENT, JAVA_MASK = 0x5DEECE66D, 0xB, (1 << 48) - 1
+
+
+def pair_sequence(seed: int, count: int) -> tuple[tuple[int, int], ...]:
+    """The first `count` pairs the referee deals for `seed` (a Java long: any int, taken modulo
+    2^64): `new java.util.Random(seed)`, then per pair A = nextInt(5) + 1 and B = nextInt(5) + 1."""
+    state = (seed ^ JAVA_MULTIPLIER) & JAVA_MASK
+    colours = []
+    while len(colours) < 2 * count:
+        state = (state * JAVA_MULTIPLIER + JAVA_INCREMENT) & JAVA_MASK
+        bits = state >> 17  # next(31): the top 31 of the 48 bits
+        # nextInt(bound) rejects the last incomplete run of `bound` values below 2^31
+        if bits - bits % COLOURS + COLOURS - 1 < 1 << 31:
+            colours.append(bits % COLOURS + 1)
+    return tuple(zip(colours[::2], colours[1::2], strict=True))
 
 
 # --- placements ------------------------------------------------------------------------------------
@@ -258,8 +289,8 @@ def group_bonus(size: int) -> int:
 
 
 def chain_power(step: int) -> int:
-    """CP of chain step `step` (0 for the first)."""
-    return 0 if step == 0 else 8 << (step - 1)
+    """CP of chain step `step`: 0 for the first, then 8, 16, 32, ... up to MAX_CHAIN_POWER."""
+    return 0 if step == 0 else min(4 << step, MAX_CHAIN_POWER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,12 +363,10 @@ def resolve(well: Well) -> tuple[Well, int, int]:
     return well, total, steps
 
 
-def drop_skulls(well: Well, lines: int) -> tuple[Well, bool]:
-    """`well` with `lines` lines of skulls dropped on it, and whether some did not fit (overflow)."""
-    if not lines:
-        return well, False
-    after = tuple(column + (SKULL,) * min(lines, HEIGHT - len(column)) for column in well)
-    return after, any(len(column) + lines > HEIGHT for column in well)
+def drop_skulls(well: Well, lines: int) -> Well:
+    """`well` with `lines` lines of skulls dropped on it: one skull per column and line, those that
+    do not fit discarded (the referee's rule; nobody loses by it)."""
+    return tuple(column + (SKULL,) * min(lines, HEIGHT - len(column)) for column in well)
 
 
 # --- the turn ---------------------------------------------------------------------------------------
@@ -373,16 +402,12 @@ def step(state: SmashState, joint: Sequence[Sequence[int]]) -> SmashState:
         unsent = [owed - cancelled for owed in unsent]
     lines = [owed // POINTS_PER_LINE for owed in unsent]
     unsent = [owed % POINTS_PER_LINE for owed in unsent]
-    losses = ["", ""]
-    for player in (0, 1):
-        wells[player], overflow = drop_skulls(wells[player], lines[1 - player])
-        if overflow:
-            losses[player] = OVERFLOW
+    wells = [drop_skulls(wells[player], lines[1 - player]) for player in (0, 1)]
     turn = state.turn + 1
-    if not any(losses) and turn < state.config.turn_limit:
-        for player in (0, 1):
-            if not legal_placements(wells[player]).any():
-                losses[player] = BLOCKED
+    losses = [
+        BLOCKED if turn < state.config.turn_limit and not legal_placements(well).any() else ""
+        for well in wells
+    ]
     return replace(
         state,
         turn=turn,
@@ -418,30 +443,36 @@ def _actions(state: SmashState, joint: Sequence[Sequence[int]]) -> tuple[int, in
 # --- the end ------------------------------------------------------------------------------------------
 
 
-def returns(state: SmashState) -> tuple[float, float]:
-    """+1 / -1 for the winner / loser once over; 0 for a draw or a running game."""
+def reported_scores(state: SmashState) -> tuple[int, int]:
+    """The scores the referee reports: the points scored while the game runs; once it is over,
+    0 for a player who lost and at least 1 for one who did not. The higher one wins."""
     if not state.is_over:
+        return state.scores
+    first, second = (
+        0 if lost else max(1, points) for points, lost in zip(state.scores, state.losses, strict=True)
+    )
+    return (first, second)
+
+
+def returns(state: SmashState) -> tuple[float, float]:
+    """+1 / -1 for the winner / loser once over (the higher reported score); 0 for a draw or a
+    running game."""
+    first, second = reported_scores(state)
+    if not state.is_over or first == second:
         return (0.0, 0.0)
-    lost = [bool(reason) for reason in state.losses]
-    if any(lost):
-        return (0.0, 0.0) if all(lost) else (-1.0, 1.0) if lost[0] else (1.0, -1.0)
-    first, second = state.scores
-    return (0.0, 0.0) if first == second else (1.0, -1.0) if first > second else (-1.0, 1.0)
-
-
-LOSS_TEXT = {BLOCKED: "has no room for the pair", OVERFLOW: "was buried by skulls (its well overflowed)"}
+    return (1.0, -1.0) if first > second else (-1.0, 1.0)
 
 
 def end_reason(state: SmashState) -> str:
     if not state.is_over:
         return ""
-    score = f"{state.scores[0]} to {state.scores[1]}"
-    if any(state.losses):
-        said = "; ".join(f"player {p + 1} {LOSS_TEXT[why]}" for p, why in enumerate(state.losses) if why)
-        outcome = "a draw" if all(state.losses) else f"player {2 if state.losses[0] else 1} wins"
-        return f"turn {state.turn}: {said}, {outcome} (score {score})"
-    first, second = state.scores
+    first, second = reported_scores(state)
     outcome = "a draw" if first == second else f"player {1 if first > second else 2} wins"
+    score = f"score {first} to {second}"
+    if any(state.losses):
+        blocked = " and ".join(f"player {p + 1}" for p, why in enumerate(state.losses) if why)
+        has = "have" if all(state.losses) else "has"
+        return f"turn {state.turn}: {blocked} {has} no room for the next pair, {outcome} ({score})"
     return f"turn limit {state.config.turn_limit} reached: {score}, {outcome}"
 
 
@@ -506,7 +537,7 @@ def from_dict(data: Mapping[str, Any], *, width: int = DEFAULT_WIDTH) -> SmashSt
     losses = data["losses"]
     if not isinstance(losses, list) or len(losses) != 2 or not all(loss in LOSSES for loss in losses):
         raise BadStateDict(f"{GAME_NAME}: 'losses' must be 2 of {LOSSES}")
-    return SmashState(
+    state = SmashState(
         config=config,
         pairs=tuple((a, b) for a, b in pairs),
         turn=turn,
@@ -516,6 +547,13 @@ def from_dict(data: Mapping[str, Any], *, width: int = DEFAULT_WIDTH) -> SmashSt
         losses=(losses[0], losses[1]),
         chains=_ints(data, "chains", HEIGHT * width),
     )
+    for player in to_move(state):
+        if not legal_placements(state.wells[player]).any():
+            raise BadStateDict(
+                f"{GAME_NAME}: well {player} has no room for a pair, so its player has lost: "
+                f"'losses' must say {BLOCKED!r} for it"
+            )
+    return state
 
 
 def _is_pair(pair: Any) -> bool:

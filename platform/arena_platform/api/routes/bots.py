@@ -269,9 +269,9 @@ def _insert_bot(
             model_sha256=model_sha256,
             sprt=SprtParameters.from_settings(settings),
         )
-    except bots.NameTaken as error:
+    except bots.NameTaken as error:  # or NameReserved, a training session's
         session.rollback()
-        raise ApiError(409, "name_taken", f"{error}: choose another name") from None
+        raise ApiError(409, error.code, f"{error}: choose another name") from None
     session.commit()
     return bot.id, ladder.id
 

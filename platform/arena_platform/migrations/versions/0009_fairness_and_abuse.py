@@ -20,8 +20,40 @@ depends_on = None
 
 
 def upgrade() -> None:
-    pass
+    _upgrade_case_insensitive_bot_names()  # first: it may refuse, before anything changed
 
 
 def downgrade() -> None:
-    pass
+    _downgrade_case_insensitive_bot_names()
+
+
+# (ladder id, name, its first bot id) of each spelling of a name that is spelled several ways on a ladder
+CASE_CLASHES = (
+    "SELECT ladder_id, name, min(id) FROM bot WHERE (ladder_id, lower(name)) IN "
+    "(SELECT ladder_id, lower(name) FROM bot GROUP BY ladder_id, lower(name) "
+    "HAVING count(DISTINCT name) > 1) GROUP BY ladder_id, name ORDER BY ladder_id, lower(name), name"
+)
+
+
+def _upgrade_case_insensitive_bot_names() -> None:
+    """Bot names unique per ladder regardless of case (issue 23.20): one version number per
+    (ladder, lower(name)). Names that already differ only in case on a ladder are not renamed
+    behind their owners' backs: the migration stops and names them, for the operator to rename."""
+    clashes = op.get_bind().execute(sa.text(CASE_CLASHES)).all()
+    if clashes:
+        listed = "; ".join(f"ladder {ladder}: {name!r} (bot {first})" for ladder, name, first in clashes)
+        raise RuntimeError(
+            f"bot names that differ only in case share a ladder: {listed}. From this version a name is "
+            "unique regardless of case: rename all but one of each (UPDATE bot SET name = '<new name>' "
+            "WHERE ladder_id = <ladder> AND name = '<old name>'), tell their owners, and start again"
+        )
+    op.create_index(
+        "ux_bot_ladder_id_lower_name_version",
+        "bot",
+        ["ladder_id", sa.text("lower(name)"), "version"],
+        unique=True,
+    )
+
+
+def _downgrade_case_insensitive_bot_names() -> None:
+    op.drop_index("ux_bot_ladder_id_lower_name_version", table_name="bot")
