@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -15,7 +16,7 @@ from arena_bots.manifest import Manifest
 from arena_platform.db import session
 from arena_platform.models import Bot, TrainingCheckpoint, TrainingSession, utc_now
 from arena_platform.queue import TRAIN_SESSION
-from arena_platform.store import reads, training
+from arena_platform.store import bots, reads, training
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.training import Progress
 
@@ -46,7 +47,7 @@ def test_a_session_is_queued_sent_to_the_training_queue_and_listed(
     assert response.status_code == 202, response.text
     created = response.json()
     assert created["status"] == "queued"
-    assert created["bot_name"] == f"alphazero-{created['id']}"
+    assert re.fullmatch(r"alphazero-[0-9a-f]{8}", created["bot_name"])  # nobody can take it first
     assert created["settings"]["games_per_generation"] == 8
     assert created["settings"]["seed"] == 3
     assert created["progress"]["games"] == 0
@@ -89,7 +90,7 @@ def test_an_actor_critic_session_keeps_no_search_settings(
     response = _start(client, new_user("ada"), game="smash", kit="actor-critic", checkpoint_every=2)
     assert response.status_code == 202, response.text
     created = response.json()
-    assert (created["kit"], created["bot_name"]) == ("actor-critic", f"actor-critic-{created['id']}")
+    assert (created["kit"], created["bot_name"][:13]) == ("actor-critic", "actor-critic-")
     assert set(created["settings"]) == {
         "episodes",
         "time_limit_seconds",
@@ -165,6 +166,73 @@ def test_a_bot_name_of_someone_else_is_refused(
         db.commit()
     response = _start(client, new_user("ada"), bot_name="taken")
     assert (response.status_code, response.json()["code"]) == (409, "name_taken")
+
+
+def test_a_default_name_cannot_be_taken_before_the_session_starts(
+    client: TestClient, new_user: Callable[[str], str], engine: Engine, training_worker: None, settings
+):
+    new_user("bob")
+    with session(engine) as db:  # bob holds what the next session's default names used to be
+        ladder = ensure_ladder(db, game="bobail", simulations=settings.ladder_simulations)
+        for name in ("alphazero-1", "alphazero-2"):
+            db.add(Bot(ladder_id=ladder.id, owner_id=1, name=name, kind="network", player="mcts"))
+        db.commit()
+    started = [_start(client, token) for token in (new_user("ada"), new_user("cy"))]
+    assert [response.status_code for response in started] == [202, 202]
+    names = [response.json()["bot_name"] for response in started]
+    assert len(set(names)) == 2
+    assert all(re.fullmatch(r"alphazero-[0-9a-f]{8}", name) for name in names)
+
+
+def test_a_sessions_name_is_its_owners_until_it_ends_whatever_its_case(
+    client: TestClient, new_user: Callable[[str], str], engine: Engine, training_worker: None
+):
+    ada, bob = new_user("ada"), new_user("bob")
+    session_id = _start(client, ada, bot_name="Net").json()["id"]
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=16)
+        db.commit()
+    for status in ("queued", "paused", "failed"):  # it may still make checkpoints (after a resume)
+        _set_status(engine, session_id, status)
+        with session(engine) as db, pytest.raises(bots.NameReserved):
+            bots.create_network_bot(db, ladder_id=ladder.id, owner_id=2, manifest=_manifest("net"),
+                                    report={}, model_sha256="b" * 64)  # fmt: skip
+        refused = _start(client, bob, bot_name="NET")
+        assert (refused.status_code, refused.json()["code"]) == (409, "name_reserved"), refused.text
+    _set_status(engine, session_id, "running")
+    assert _checkpoint(engine, session_id, ladder.id, generation=1) is not None  # its own name
+    _set_status(engine, session_id, "cancelled")  # ended: the name is its checkpoint's now
+    with session(engine) as db, pytest.raises(bots.NameTaken, match="someone else"):
+        bots.create_network_bot(db, ladder_id=ladder.id, owner_id=2, manifest=_manifest("net"),
+                                report={}, model_sha256="b" * 64)  # fmt: skip
+    other = _start(client, ada, bot_name="other").json()["id"]
+    _set_status(engine, other, "finished")  # ended without a checkpoint: the name is free again
+    assert _start(client, bob, bot_name="other").status_code == 202
+
+
+def _manifest(name: str) -> Manifest:
+    return Manifest(game="bobail", game_version=1, name=name, player="mcts")
+
+
+def _set_status(engine: Engine, session_id: int, status: str) -> None:
+    with session(engine) as db:
+        db.exec(update(TrainingSession).where(TrainingSession.id == session_id).values(status=status))
+        db.commit()
+
+
+def _checkpoint(engine: Engine, session_id: int, ladder_id: int, generation: int) -> int | None:
+    """Saves a generation of the session with its checkpoint, as its worker "w1" would; the bot id."""
+    with session(engine) as db:
+        db.exec(update(TrainingSession).where(TrainingSession.id == session_id).values(lease_owner="w1"))
+        checkpoint = TrainingCheckpoint(session_id=session_id, generation=generation, step=1, games=1,
+                                        network_sha256="0" * 64)  # fmt: skip
+        row = db.get(TrainingSession, session_id)
+        _saved, bot_id = training.save_generation(
+            db, session_id=session_id, owner="w1", state_sha256="1" * 64, progress=Progress(),
+            checkpoint=checkpoint, manifest=_manifest(row.bot_name), report={}, model_sha256="2" * 64,
+            ladder_id=ladder_id,
+        )  # fmt: skip
+        return bot_id
 
 
 def _session(engine: Engine, owner_id: int) -> int:

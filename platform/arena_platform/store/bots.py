@@ -1,8 +1,11 @@
 """Bots: uploaded network bots and their versions, listing and retirement.
 
-A bot's name is unique on its ladder and belongs to whoever uploaded it first (house bots belong to
-nobody, so their names are never free). Uploading the same name again makes a new version. The
-newest active version before it (the previous one) stays active and the new version starts an SPRT
+A bot's name is unique on its ladder regardless of case (`Bob-bot` and `bob-bot` are one name,
+kept as first spelled) and belongs to whoever uploaded it first (house bots belong to nobody, so
+their names are never free). A training session's bot name is its owner's on its game's ladders
+from the session's start, before any checkpoint holds it, until the session finishes or is
+cancelled (store.training). Uploading the same name again makes a new version. The newest
+active version before it (the previous one) stays active and the new version starts an SPRT
 against it (store.sprt_tests): the previous version retires when the test reaches its verdict.
 Other active versions retire at once (a running test of one of them stops without a verdict). So
 a ladder holds at most two active versions per name, and two only while a test runs.
@@ -12,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
-from arena_platform.models import Bot, Ladder, Rating, User
+from arena_platform.models import Bot, Ladder, Rating, TrainingSession, User
+from arena_platform.store.ladders import house_bots
 from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView, sprt_test
 from arena_platform.store.sprt_tests import (
     DEFAULT_PARAMETERS,
@@ -27,7 +32,20 @@ from arena_platform.store.sprt_tests import (
 
 
 class NameTaken(ValueError):
-    """The bot name belongs to another owner (or a house bot) on this ladder."""
+    """The bot name belongs to another owner (or a house bot) on this ladder, or is spelled otherwise."""
+
+    code = "name_taken"  # the API's error code
+
+
+class NameReserved(NameTaken):
+    """The bot name is another user's training session's, for its checkpoints."""
+
+    code = "name_reserved"
+
+
+# The training session statuses that hold their bot name (store.training: every one but finished and
+# cancelled, which make no more checkpoints).
+RESERVING_STATUSES = ("queued", "running", "paused", "failed")
 
 
 class NotOwner(PermissionError):
@@ -51,19 +69,14 @@ def create_network_bot(
     model. A test with `sprt`'s parameters starts against the newest active version, which stays
     active; other active versions are retired (see the module's docstring). A training `checkpoint`
     plays no SPRT (its ladder rating measures it, store.training): the previous version stays
-    active until the next checkpoint. Raises NameTaken.
-    Flushes; the caller commits (two uploads racing for one version fail the unique (ladder, name,
-    version) guard).
+    active until the next checkpoint. Raises NameTaken (NameReserved) as check_name does.
+    Flushes; the caller commits (two uploads racing for one version fail the unique (ladder,
+    lower(name), version) guard).
     """
-    versions = list(
-        session.exec(
-            select(Bot)
-            .where(Bot.ladder_id == ladder_id, Bot.name == manifest.name)
-            .order_by(col(Bot.version).desc())
-        )
+    ladder = session.get(Ladder, ladder_id)
+    versions = check_name(
+        session, game=ladder.game, ladder_id=ladder_id, name=manifest.name, owner_id=owner_id
     )
-    if any(bot.owner_id != owner_id for bot in versions):
-        raise NameTaken(f"the bot name {manifest.name!r} is taken on this ladder by someone else")
     active = [version for version in versions if version.status == "active"]
     previous, older = (active[0], active[1:]) if active else (None, [])
     for version in older:
@@ -87,6 +100,39 @@ def create_network_bot(
     if previous is not None and not checkpoint:
         start_test(session, new_bot=bot, old_bot=previous, parameters=sprt)
     return bot
+
+
+def check_name(session: Session, *, game: str, ladder_id: int | None, name: str, owner_id: int) -> list[Bot]:
+    """The versions of the bot `name` on the ladder (newest first; none on a ladder not made yet,
+    `ladder_id` None) when `owner_id` may make the next one. NameTaken when a version belongs to
+    someone else or spells the name otherwise; NameReserved when a training session of another
+    user holds it on `game`'s ladders. Names compare as the database's lower() folds them (SQLite
+    folds ASCII letters only), as the unique index does."""
+    same_name = func.lower(col(Bot.name)) == func.lower(name)
+    versions = list(
+        session.exec(
+            select(Bot).where(Bot.ladder_id == ladder_id, same_name).order_by(col(Bot.version).desc())
+        )
+    )
+    house = ladder_id is None and name.lower() in house_bots(game)  # a ladder is made with them
+    if house or any(bot.owner_id != owner_id for bot in versions):
+        raise NameTaken(f"the bot name {name!r} is taken on this ladder by someone else")
+    if versions and versions[0].name != name:
+        raise NameTaken(
+            f"your bot is spelled {versions[0].name!r} on this ladder (names ignore case): "
+            f"use that spelling for its next version, or another name"
+        )
+    reserving = select(TrainingSession.id).where(
+        col(TrainingSession.game) == game,
+        func.lower(col(TrainingSession.bot_name)) == func.lower(name),
+        col(TrainingSession.owner_id) != owner_id,
+        col(TrainingSession.status).in_(RESERVING_STATUSES),
+    )
+    if session.exec(reserving).first() is not None:
+        raise NameReserved(
+            f"the bot name {name!r} is reserved for the checkpoints of another user's training session"
+        )
+    return versions
 
 
 def get_bot(session: Session, *, bot_id: int) -> Bot | None:

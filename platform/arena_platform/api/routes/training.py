@@ -8,12 +8,13 @@ readable by all, as its checkpoints' bots and ratings are.
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from arena_games.registry import UnknownGame, get_game
 from arena_platform.api.deps import MAX_ID, CurrentUser, Limit, Offset, ServicesDep, SessionDep
@@ -21,7 +22,7 @@ from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.models import Bot, TrainingSession, User, utc_now
 from arena_platform.queue import TRAIN_SESSION, TRAINING_QUEUE
 from arena_platform.settings import Settings
-from arena_platform.store import training
+from arena_platform.store import bots, training
 from arena_platform.store.ladders import find_ladder
 from arena_platform.store.training import KIT_GAMES, KITS, TrainingDetail, TrainingSummary
 
@@ -32,6 +33,7 @@ DEFAULT_GAMES_PER_GENERATION = 64
 MAX_SIMULATIONS = 1_000  # per self-play move
 MAX_GAMES_PER_GENERATION = 1_024
 SEARCH_FIELDS = ("simulations", "games_per_generation")  # the alphazero kit's self-play; no other kit's
+DEFAULT_NAME_BYTES = 4  # random bytes of a default bot name: a name nobody can predict and take first
 
 
 class TrainingRequest(BaseModel):
@@ -50,7 +52,11 @@ class TrainingRequest(BaseModel):
     seed: int = Field(0, ge=0, le=MAX_ID)
     base_bot_id: int | None = Field(None, ge=1, le=MAX_ID, description="a checkpoint of yours to fine-tune")
     bot_name: str | None = Field(
-        None, min_length=1, max_length=64, pattern=r"^\S(.*\S)?$", description="default: <kit>-<session id>"
+        None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^\S(.*\S)?$",
+        description="default: <kit>-<8 random hex digits>, a name nobody can take before you",
     )
     simulations: int | None = Field(
         None, ge=1, le=MAX_SIMULATIONS, description="MCTS simulations per self-play move (default: the kit's)"
@@ -77,8 +83,10 @@ def start_session(
     4xx: unknown game (`unknown_game`) or kit (`unknown_kit`), a game the kit cannot train
     (`unsupported_game`), an option the kit does not read (`not_for_kit`), a value beyond the
     limits (`out_of_range`), a base bot that is not a checkpoint of yours from the same kit
-    (`bad_base_bot`), a name someone else has (`name_taken`), too many sessions at once
-    (`session_running`); 503 `no_training_workers` when no worker consumes the training queue."""
+    (`bad_base_bot`), a name someone else has (`name_taken`) or another user's session holds
+    (`name_reserved`: a session's name is its owner's until it finishes or is cancelled), too many
+    sessions at once (`session_running`); 503 `no_training_workers` when no worker consumes the
+    training queue."""
     settings = services.settings
     game = _trainable_game(body.game, body.kit)
     asked = _settings(body, settings) | _base(session, user, body)
@@ -98,17 +106,17 @@ def start_session(
             f"no training worker is running: start one with `arena worker --queues {TRAINING_QUEUE}` "
             "(it needs the 'train' extra)",
         )
+    bot_name = body.bot_name or f"{body.kit}-{secrets.token_hex(DEFAULT_NAME_BYTES)}"
+    _check_name(session, user, game, bot_name, settings.ladder_simulations)
     row = training.create_session(
         session,
         owner_id=user.id,
         game=game,
         kit=body.kit,
-        bot_name=body.bot_name or "",
+        bot_name=bot_name,
         settings=asked,
         base_bot_id=body.base_bot_id,
     )
-    row.bot_name = body.bot_name or f"{body.kit}-{row.id}"
-    _check_name(session, user, row, settings.ladder_simulations)
     session.commit()
     services.enqueue(TRAIN_SESSION, row.id)
     return _detail(session, row.id)
@@ -235,19 +243,16 @@ def _check_limits(asked: dict[str, Any], settings: Settings) -> None:
             raise ApiError(422, "out_of_range", f"{field} is at most {limit} here, got {asked[field]}")
 
 
-def _check_name(session: Session, user: User, row: TrainingSession, simulations: int) -> None:
-    """409 when the bot name belongs to someone else on the ladder the checkpoints enter."""
-    ladder = find_ladder(session, game=row.game, simulations=simulations)
-    if ladder is None:
-        return
-    taken = select(Bot.id).where(
-        col(Bot.ladder_id) == ladder.id,
-        col(Bot.name) == row.bot_name,
-        col(Bot.owner_id).is_distinct_from(user.id),
-    )
-    if session.exec(taken).first() is not None:
-        session.rollback()
-        raise ApiError(409, "name_taken", f"the bot name {row.bot_name!r} is taken on the {row.game} ladder")
+def _check_name(session: Session, user: User, game: str, name: str, simulations: int) -> None:
+    """409 when the bot name is not the user's to take on the ladder the checkpoints enter: a bot
+    of someone else's has it (`name_taken`), or another user's session (`name_reserved`)."""
+    ladder = find_ladder(session, game=game, simulations=simulations)
+    try:
+        bots.check_name(
+            session, game=game, ladder_id=None if ladder is None else ladder.id, name=name, owner_id=user.id
+        )
+    except bots.NameTaken as error:
+        raise ApiError(409, error.code, f"{error}: choose another name") from None
 
 
 def _owned(session: Session, user: User, session_id: int) -> TrainingSession:
