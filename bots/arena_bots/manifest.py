@@ -24,6 +24,7 @@ from typing import Any
 
 from arena_games.api import GameSpec
 
+MAX_MODEL_BYTES = 32 << 20  # a bot's ONNX file, everywhere: validation (the CLI's checks too) and uploads
 METADATA_PREFIX = "arena."
 VALUE_OUTPUT = "value"
 PLAYER_KINDS = ("mcts", "greedy", "sample")

@@ -13,7 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from arena_bots.manifest import MAX_MODEL_BYTES
+
 EMBEDDED_BROKER = "memory://"
+UPLOAD_FORM_BYTES = 64 << 10  # an upload's form fields and multipart framing, beside its model file
 
 
 class SettingsError(ValueError):
@@ -29,7 +32,8 @@ class Settings:
     blob_url: str = ""  # a folder or an fsspec URL; default: data_dir/blobs
     host: str = "127.0.0.1"
     port: int = 8000
-    max_upload_bytes: int = 32 * 1024 * 1024  # request bodies above this get 413 while streaming
+    # upload bodies above this get 413 while streaming: the largest model file and its form fields
+    max_upload_bytes: int = MAX_MODEL_BYTES + UPLOAD_FORM_BYTES
     uploads_per_hour: int = 20  # per user, counting rejected uploads too
     predicts_per_minute: int = 30  # per client address, for predict requests without a token
     predicts_per_minute_per_token: int = 120  # per token owner (any address), for requests with one

@@ -8,11 +8,12 @@ import socket
 
 import pytest
 
-from arena_bots.manifest import Manifest
+from arena_bots.manifest import MAX_MODEL_BYTES, Manifest
 from arena_platform import cli
 from arena_platform.api.routes.bots import upload_bot
 from arena_platform.cli.common import MANIFEST_OPTIONS
 from arena_platform.client import default_url
+from arena_platform.settings import UPLOAD_FORM_BYTES, Settings
 
 NOT_MANIFEST = {"model", "game", "user", "session", "services"}  # the upload form's other parameters
 
@@ -38,6 +39,13 @@ def test_bot_check_passes_a_file_without_metadata_given_its_manifest(onnx_bot, t
     assert report.startswith("bot check: OK")
     assert "'bare' for bobail v1: mcts with 40 simulations, c_puct 2.5" in report
     assert "(101 evaluations of one position)" in report  # judged at the ladder's budget, 100
+
+
+def test_bot_check_refuses_a_file_the_api_would_refuse(tmp_path, capsys) -> None:
+    path = tmp_path / "big.onnx"
+    path.write_bytes(b"\0" * (Settings().max_upload_bytes - UPLOAD_FORM_BYTES + 1))  # the model's share, +1
+    assert cli.main(["bot", "check", str(path), "--game", "bobail"]) == 1
+    assert f"at most {MAX_MODEL_BYTES:,} are allowed" in capsys.readouterr().out
 
 
 def test_bot_check_judges_a_move_at_the_ladders_budget(onnx_bot, tmp_path, monkeypatch, capsys) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arena_bots.manifest import MAX_MODEL_BYTES
+
 _MiB = 1 << 20
 
 WORKER_BATCH = 32
@@ -31,7 +33,7 @@ class ValidationLimits:
     no verdict.
     """
 
-    max_file_bytes: int = 64 * _MiB  # checked before the file is parsed
+    max_file_bytes: int = MAX_MODEL_BYTES  # checked before the file is parsed; the API's cap as well
     min_ir_version: int = 7
     max_ir_version: int = 10
     min_opset: int = 13
