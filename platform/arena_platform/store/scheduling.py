@@ -15,6 +15,7 @@ import numpy as np
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from arena_games.registry import get_game
 from arena_platform.db import plain_rows
 from arena_platform.models import Bot, Ladder, Pairing
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
@@ -29,6 +30,9 @@ QUARANTINE_FAILURES = 3  # failed pairings of one pair (each after max_attempts 
 def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:
     """Books up to `count` pairings chosen by `next_pairings` as queued; returns them. Commits.
 
+    A ladder of a game version this process does not play (retired by a version bump, or not yet
+    known to it) books nothing: no worker of this code could play its pairings.
+
     The ladder's running SPRTs (new version against the previous one) are its priority pairs: a
     new version's first games are its test, until the verdict.
 
@@ -37,6 +41,9 @@ def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_s
     pairings booked so far: the same tables give the same round.
     """
     ladder = lock_ladder(session, ladder_id=ladder_id)
+    if ladder.game_version != get_game(ladder.game).spec.version:
+        session.commit()  # releases the lock
+        return []
     state = ladder_state(session, ladder=ladder)
     booked = sum(state.played.values()) + sum(state.in_flight.values())
     rng = np.random.default_rng([ladder.seed % 2**32, booked])
