@@ -10,10 +10,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func
 from sqlmodel import select
 
+from arena_bots.host import ModelFault, ModelHost
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform.db import session
-from arena_platform.models import GameRecord, HumanGame, PairCount, Rating
+from arena_platform.models import Bot, GameRecord, HumanGame, PairCount, Rating
+from arena_platform.store import bots
+from arena_platform.store.ladders import ensure_ladder
 
 KEY = "X-Play-Key"
 
@@ -134,3 +137,56 @@ def test_a_client_is_limited_in_games_and_moves(make_app, seeded, limit):
     assert response.status_code == 429
     assert response.json()["code"] == "rate_limited"
     assert int(response.headers["Retry-After"]) >= 1
+
+
+def _failing_host_runs(monkeypatch, *blames: str) -> list[str]:
+    """The next len(blames) model host calls fail with a host death blamed so; the blames left."""
+    left = list(blames)
+    run = ModelHost.run
+
+    def failing(self, inputs):
+        if left:
+            raise ModelFault("host_died", "the model host was killed by SIGKILL", blame=left.pop(0))
+        return run(self, inputs)
+
+    monkeypatch.setattr(ModelHost, "run", failing)
+    return left
+
+
+def test_a_host_the_platform_lost_costs_the_bot_nothing(client, seeded, monkeypatch):
+    started = _start(client, seeded.beta, seed=2)
+    key, game = started.pop("key"), started
+    _failing_host_runs(monkeypatch, "platform", "platform")  # the fresh host too: nothing is played
+    response = client.post(
+        f"/api/v1/human-games/{game['id']}/moves", json={"action": [game["legal"][0][0]]}, headers={KEY: key}
+    )
+    assert (response.status_code, response.json()["code"]) == (503, "platform_fault"), response.text
+    assert client.get(f"/api/v1/human-games/{game['id']}").json()["ply"] == 0  # the move was not kept
+    left = _failing_host_runs(monkeypatch, "platform")  # a fresh host answers: the game goes on
+    game = _move(client, game, key, [game["legal"][0][0]])
+    assert (left, game["status"], game["ply"]) == ([], "playing", 3)
+
+
+def test_a_host_that_crashes_twice_on_one_position_is_the_bots_forfeit(client, seeded, monkeypatch):
+    started = _start(client, seeded.beta, seed=2)
+    key, game = started.pop("key"), started
+    _failing_host_runs(monkeypatch, "unknown", "unknown")
+    game = _move(client, game, key, [game["legal"][0][0]])
+    assert (game["status"], game["forfeit_seat"], game["human_score"]) == ("over", 1, 1.0)
+    assert "crashed a fresh host too" in game["end_reason"]
+
+
+def test_retired_bots_and_games_people_do_not_play_are_refused(client, engine, seeded):
+    with session(engine) as db:
+        bots.retire_bot(db, bot=db.get(Bot, seeded.beta), user_id=db.get(Bot, seeded.beta).owner_id)
+        csb = ensure_ladder(db, game="csb", simulations=16)
+        csb_random = db.exec(select(Bot.id).where(Bot.ladder_id == csb.id, Bot.name == "random")).one()
+        db.commit()
+    retired = client.post(f"/api/v1/bots/{seeded.beta}/human-games", json={})
+    assert (retired.status_code, retired.json()["code"]) == (409, "bot_retired")
+    csb = client.post(f"/api/v1/bots/{csb_random}/human-games", json={})
+    assert (csb.status_code, csb.json()["code"]) == (422, "not_offered")
+    assert "angle" in csb.json()["detail"]
+    assert "Play against this bot" not in client.get(f"/bots/{csb_random}").text  # as the page says
+    assert "Play against this bot" not in client.get(f"/bots/{seeded.beta}").text
+    assert "Play against this bot" in client.get(f"/bots/{seeded.alpha}").text

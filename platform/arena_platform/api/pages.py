@@ -24,6 +24,7 @@ from sqlmodel import Session
 import arena_platform
 from arena_bots.manifest import PLAYER_KINDS
 from arena_games.registry import GAMES
+from arena_platform.api.bot_moves import offered_to_people
 from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
 from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
@@ -110,9 +111,11 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         "bot.html",
         bot=bot,
         ladder=ladder,
-        # people play current versions, on boards that offer one action a turn (a renderer's `pick`:
-        # one-head games; a CSB turn is four heads, open to people through the API only)
-        playable=ladder.game_version == spec.version and len(spec.heads) == 1,
+        # people play active bots of current game versions, on boards that offer one action a turn
+        # (a renderer's `pick`), as the API lets them (bot_moves.human_playable_bot)
+        playable=bot.status == "active"
+        and ladder.game_version == spec.version
+        and offered_to_people(GAMES[ladder.game]),
         played=bool(data["games"]),  # a new bot can have games before its first rating
         successor=newest if newest is not None and newest.version > bot.version else None,
         training_session=None if checkpoint is None else checkpoint.session_id,

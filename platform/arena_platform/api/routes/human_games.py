@@ -25,7 +25,7 @@ from arena_games.api import Game
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
 from arena_platform import human_play
-from arena_platform.api.bot_moves import bot_decision, playable_bot
+from arena_platform.api.bot_moves import bot_decision, human_playable_bot, playable_bot
 from arena_platform.api.deps import MAX_ID, BotId, Limit, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.api.limits import client_address
@@ -111,11 +111,13 @@ async def start_game(
     session: SessionDep,
     services: ServicesDep,
 ) -> HumanGameStarted:
-    """The new game (after the bot's first moves when it starts) and its key."""
+    """The new game (after the bot's first moves when it starts) and its key. 409 `bot_retired`, 422
+    `not_offered` for a game people do not play (CSB), 503 `platform_fault` when the bot's model
+    host fails by no doing of the bot's (nothing is played)."""
     address = client_address(http)
     services.rates.human_games_by_address.check(address, what="games against bots per hour from one address")
     _count_move(services, address)  # the bot may open: starting costs a move
-    bot, ladder = await run_in_threadpool(playable_bot, session, bot_id)
+    bot, ladder = await run_in_threadpool(human_playable_bot, session, bot_id)
     game = get_game(ladder.game)
     seed = body.seed if body.seed is not None else secrets.randbelow(2**31)
     names = _names(bot, body.seat, game.spec.num_players)
@@ -193,7 +195,9 @@ async def play_move(
     key: PlayKey = None,
 ) -> HumanGameView:
     """The game after your move and the bot's answer. 422 `illegal_action` for a move the rules
-    forbid, 409 `game_over`, `not_your_turn` or `moved_on` (the game changed since `ply`)."""
+    forbid, 409 `game_over`, `not_your_turn` or `moved_on` (the game changed since `ply`), 503
+    `platform_fault` when the bot's model host fails by no doing of the bot's (nothing is played:
+    move again). A game started before its bot retired may be played to its end."""
     _count_move(services, client_address(http))
     row = await run_in_threadpool(_held, session, game_id, key)
     if body.ply is not None and body.ply != row.ply:
