@@ -95,6 +95,8 @@ class _Tree(NamedTuple):
     edge_child: np.ndarray  # int32 (edges,): child node, _UNEXPANDED until expanded
     legal: np.ndarray  # bool (NUM_POINTS,): scratch for a legal mask
     keys: np.ndarray  # float64 (NUM_POINTS,): scratch for the shuffle keys
+    order: np.ndarray  # int64 (NUM_POINTS,): scratch for their sorted order
+    merged: np.ndarray  # int64 (NUM_POINTS,): scratch for the merge sort
     words: np.ndarray  # uint64 (2 * BLOCK,): scratch for a playout's block of draws
     playout_board: np.ndarray  # int8 (STRIDE,): scratch for a playout's board
     playout_info: np.ndarray  # int64 (FIELDS,): ... and its scalars
@@ -120,6 +122,8 @@ def _new_tree(nodes: int) -> _Tree:
         np.empty(edges, dtype=np.int32),
         np.empty(NUM_POINTS, dtype=np.bool_),
         np.empty(NUM_POINTS),
+        np.empty(NUM_POINTS, dtype=np.int64),
+        np.empty(NUM_POINTS, dtype=np.int64),
         np.empty(2 * BLOCK, dtype=np.uint64),
         np.empty(STRIDE, dtype=np.int8),
         np.empty(pente.FIELDS, dtype=np.int64),
@@ -133,29 +137,27 @@ def _add(tree: _Tree, board: np.ndarray, info: np.ndarray, rng: np.ndarray) -> i
     _Forest.add_positions: a stable sort by the keys); a finished one keeps its returns."""
     node = tree.sizes[0]
     tree.sizes[0] += 1
-    tree.boards[node] = board
-    tree.infos[node] = info
+    pente.copy_game(board, info, tree.boards[node], tree.infos[node])
     tree.node_visits[node] = 1.0
     if info[pente.END] != RUNNING:
         tree.node_player[node] = -1
         tree.node_outcome[node, 0], tree.node_outcome[node, 1] = pente.returns_of(info)
         return node
     player = info[pente.PLY] % 2
-    tree.playout_board[:] = board
-    tree.playout_info[:] = info
+    pente.copy_game(board, info, tree.playout_board, tree.playout_info)
     pente.random_playout(tree.playout_board, tree.playout_info, rng, tree.words)
     value = pente.returns_of(tree.playout_info)[player]
     count = pente.legal_mask(board, info, tree.legal)
     for index in range(count):
         tree.keys[index] = pcg64.next_double(rng)
-    order = np.argsort(tree.keys[:count], kind="mergesort")
+    _stable_order(tree.keys, count, tree.order, tree.merged)
     actions = np.flatnonzero(tree.legal)
     first = tree.sizes[1]
     tree.sizes[1] += count
     prior = np.float32(1.0 / count)
     for index in range(count):
         edge = first + index
-        tree.edge_action[edge] = actions[order[index]]
+        tree.edge_action[edge] = actions[tree.order[index]]
         tree.edge_prior[edge] = prior
         tree.edge_visits[edge] = 0.0
         tree.edge_value[edge] = 0.0
@@ -165,6 +167,29 @@ def _add(tree: _Tree, board: np.ndarray, info: np.ndarray, rng: np.ndarray) -> i
     tree.node_outcome[node, player], tree.node_outcome[node, 1 - player] = value, -value
     tree.node_value[node] = value
     return node
+
+
+@njit(cache=True)
+def _stable_order(keys: np.ndarray, count: int, order: np.ndarray, merged: np.ndarray) -> None:
+    """order[:count] = the indices of keys[:count] by increasing key, equal keys by index (a stable
+    sort: NumPy's lexsort order); a bottom-up merge sort (Numba's own argsort compiles slowly)."""
+    for index in range(count):
+        order[index] = index
+    width = 1
+    while width < count:
+        for low in range(0, count, 2 * width):
+            middle, high = min(low + width, count), min(low + 2 * width, count)
+            left, right = low, middle
+            for out in range(low, high):
+                if right < high and (left == middle or keys[order[right]] < keys[order[left]]):
+                    merged[out] = order[right]
+                    right += 1
+                else:
+                    merged[out] = order[left]
+                    left += 1
+        for index in range(count):
+            order[index] = merged[index]
+        width *= 2
 
 
 @njit(cache=True)
@@ -219,8 +244,7 @@ def uct_search(
                 break
             node = child
         if child == _UNEXPANDED:
-            board[:] = tree.boards[node]
-            info[:] = tree.infos[node]
+            pente.copy_game(tree.boards[node], tree.infos[node], board, info)
             pente.step(board, info, tree.edge_action[edge])
             child = _add(tree, board, info, rng)
             tree.edge_child[edge] = child
