@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from timing import opening_positions
 
 from arena_bots import compiled_uct
 from arena_bots.evaluators import RolloutEvaluator
@@ -75,17 +76,6 @@ class Meter:
     @property
     def rate(self) -> float:
         return self.done / self.seconds
-
-
-def pente_openings(count: int) -> list:
-    """The positions after the seeded openings 0 .. count - 1."""
-    states = []
-    for seed in range(count):
-        state = PENTE.init(seed, None)
-        for joint in PENTE.opening(seed, None):
-            state = PENTE.step(state, joint)
-        states.append(state)
-    return states
 
 
 def uct_meters(plan: Plan, states: list) -> list[Meter]:
@@ -157,7 +147,7 @@ def step_meters(plan: Plan) -> list[Meter]:
 
 def measure(plan: Plan) -> tuple[list[Meter], list[Meter]]:
     """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds."""
-    uct, step = uct_meters(plan, pente_openings(8)), step_meters(plan)
+    uct, step = uct_meters(plan, opening_positions(PENTE, 8)), step_meters(plan)
     for meter in uct + step:
         meter.work(0)
     for _ in range(plan.rounds):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate
@@ -97,15 +98,20 @@ def evaluations_per_second(
     return best
 
 
-def bobail_positions(count: int) -> list[Any]:
-    """Positions after the seeded openings 0 .. count - 1."""
+def opening_positions(game: Game, count: int) -> list[Any]:
+    """The game's positions after its seeded openings 0 .. count - 1 (default config)."""
     positions = []
     for seed in range(count):
-        state = BOBAIL.init(seed, None)
-        for joint in BOBAIL.opening(seed, None):
-            state = BOBAIL.step(state, joint)
+        state = game.init(seed, None)
+        for joint in game.opening(seed, None):
+            state = game.step(state, joint)
         positions.append(state)
     return positions
+
+
+def bobail_positions(count: int) -> list[Any]:
+    """Bobail's positions after the seeded openings 0 .. count - 1."""
+    return opening_positions(BOBAIL, count)
 
 
 def bobail_planes(count: int) -> dict[str, np.ndarray]:
