@@ -5,7 +5,13 @@ Spec note: the spec's §11 settles its open questions against CodinGame's own re
 earlier sections and that referee disagree, the referee wins and this module follows it. The
 disagreements: skulls that do not fit are discarded and the game goes on (§6 and §9 Q4 said the
 well's owner loses); the pairs come from `java.util.Random(seed)` (§2 and §9 Q6 left the generator
-open); a player who lost reports a score of 0 and the others at least 1 (§8 ranked raw scores).
+open); a player who lost reports a score of 0 and the others at least 1 (§8 ranked raw scores);
+the chain power stops at 999 (§4 did not cap it; the score's clamp gives the same points). One
+departure, forced by the game contract: a player left with no legal placement loses one turn
+before the referee would have it lose, with the referee's outcome (below). The referee's text
+commands ("x r", "x" alone meaning rotation 3) do not arise: a move is a placement index, and one
+that is off the board or into a full column is not legal (the runner forfeits it, as the referee
+makes such a player lose).
 tests/games/data/smash_referee_games.json holds games played by that referee (its README says how).
 
 Wells. Each player has a well of `width` columns (6 by default) and HEIGHT = 12 rows. A well is a
