@@ -6,9 +6,18 @@ losses per unordered pair), so a refit costs time in the number of bots and pair
 
 Conventions, all documented here once:
 - Scale: Elo, ELO_PER_LOGIT = 400 / ln 10 Elo per logit (a 75% score is about +191 Elo).
-- Anchor: the mean rating of the anchor bots is pinned to 0 Elo, so a rating reads as "Elo above the
-  average house bot". Anchor bots are the given house bots that have played; on a ladder where none
-  has, the anchor is the mean of every rated bot.
+- Measured bots: those whose ratings the games determine, i.e. the largest strongly connected
+  components of the graph with an edge i -> j when i scored (won or drew) against j (Zermelo's
+  condition: the likelihood alone has a finite maximum for them relative to each other). A bot that
+  lost every game (`random` on most ladders) is not measured: only the prior places it, and its
+  rating sinks as its losses pile up.
+- Information: a bot's information is sum over its games of p (1 - p) at the fitted ratings (the
+  Fisher information of its rating given its opponents'); weighted means below weigh each bot by it,
+  so a bot whose games say little about it (few games, or lopsided ones) counts little.
+- Anchor (the scale's zero): the information-weighted mean rating of the measured house bots is
+  pinned to 0 Elo (of all measured bots on a ladder where no house bot is measured). House bots
+  play every newcomer and never retire, so the zero stays put as bots come and go; a rating reads
+  as "Elo above the ladder's house bots".
 - Prior: every rated bot gets `prior_draws` virtual drawn games (default 2) against the average
   rated bot (a virtual opponent at the mean of all ratings). This keeps the estimate finite for a
   bot that won or lost every game and ties every component of a disconnected comparison graph to
@@ -16,9 +25,19 @@ Conventions, all documented here once:
   by at most about 2 prior_draws / n logits (under 7 Elo after 100 games). The prior depends on
   rating differences only, so the fit is invariant under a shift and the anchor is a pure choice
   of origin.
-- Intervals: 95% intervals from the inverse of the observed information (likelihood plus prior)
-  under the anchor constraint, so they are relative to the anchor (a single house bot's interval
-  is 0). A bot stays provisional until its half-width is within PROVISIONAL_HALF_WIDTH Elo.
+- Intervals: what a user asks is where a bot stands on the ladder, so a bot's 95% interval is that
+  of its rating relative to the ladder's reference, the information-weighted mean of the measured
+  bots (from the inverse of the observed information, likelihood plus prior), drawn around its
+  anchored rating. It leaves out how well the anchor itself is placed against the reference: that
+  error moves every rating alike and changes no comparison, and counting it made every interval
+  as wide as the worst-measured house bot's. Variances scale by the ladder's dispersion: the model
+  spreads a game's score by p (1 - p), as if every game were won or lost; draws spread scores less
+  (about 0.7 of that with 30% draws at even odds) and bots beating each other in circles more, so
+  the observed spread per degree of freedom (Pearson's, over games between measured bots), shrunk
+  towards 1 by DISPERSION_PRIOR_GAMES, multiplies the variances (quasi-likelihood, as a
+  quasi-binomial GLM does). A bot stays provisional until its half-width is within
+  PROVISIONAL_HALF_WIDTH Elo. `reference` replaces the ladder's reference by given bots (the
+  interval of a difference from one bot, say).
 - Idempotence: results are keyed by a unique game id. The same games delivered in any order, once
   or several times, give the same table bit for bit: duplicates collapse, counts are integers, and
   bots are indexed by sorted name.
@@ -33,12 +52,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
+import scipy.sparse.csgraph
 from scipy.special import expit
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 Z_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 PROVISIONAL_HALF_WIDTH = 50.0  # Elo
 DEFAULT_PRIOR_DRAWS = 2.0  # virtual drawn games per bot against the average bot
+DISPERSION_PRIOR_GAMES = 100.0  # games' worth of belief that scores spread as the model says
 MAX_NEWTON_STEPS = 100
 MAX_HALVINGS = 30
 NEWTON_TOLERANCE = 1e-9  # logits: stop when a Newton step moves no rating further than this
@@ -155,7 +177,8 @@ def _check_game_arrays(n_bots: int, first: np.ndarray, second: np.ndarray, score
 
 @dataclass(frozen=True)
 class BotRating:
-    """One row of the leaderboard. Ratings and half-widths in Elo, relative to the anchor."""
+    """One row of the leaderboard. Ratings in Elo above the anchor; half-widths in Elo, of the rating
+    relative to the reference (see the module's conventions)."""
 
     bot: str
     rating: float | None  # None until the bot has played a game
@@ -164,8 +187,13 @@ class BotRating:
     wins: int
     draws: int
     losses: int
-    is_anchor: bool  # counted in the pinned anchor mean
+    anchor_weight: float  # its weight in the anchor, the mean pinned to 0 Elo (0 if not in it)
+    reference_weight: float  # its weight in the reference the intervals measure against (0 if not in it)
     provisional: bool  # half_width > PROVISIONAL_HALF_WIDTH, or unrated
+
+    @property
+    def is_anchor(self) -> bool:
+        return self.anchor_weight > 0
 
     @property
     def interval_low(self) -> float:
@@ -181,7 +209,7 @@ class RatingTable:
     """A ladder's ratings: rated bots by rating (best first, ties by name), then unrated ones by name."""
 
     rows: tuple[BotRating, ...]
-    anchors: tuple[str, ...]  # the bots whose mean rating is pinned to 0 Elo
+    anchors: tuple[str, ...]  # the bots whose weighted mean rating is pinned to 0 Elo
 
     def __getitem__(self, bot: str) -> BotRating:
         return self._by_bot[bot]
@@ -201,16 +229,24 @@ def fit_ratings(
     *,
     bots: Collection[str] = (),
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    reference: Collection[str] | None = None,
 ) -> RatingTable:
     """The rating table of a set of game results keyed by game id (see the module's conventions).
 
     anchors: the ladder's house bots. bots: active bots to list even without games (as unrated).
+    reference: the bots whose information-weighted mean the intervals measure against; None (the
+    default) for the ladder's measured bots.
     """
-    return fit_pair_counts(count_pairs(results, bots), anchors, prior_draws=prior_draws)
+    pairs = count_pairs(results, bots)
+    return fit_pair_counts(pairs, anchors, prior_draws=prior_draws, reference=reference)
 
 
 def fit_pair_counts(
-    pairs: PairCounts, anchors: Collection[str], *, prior_draws: float = DEFAULT_PRIOR_DRAWS
+    pairs: PairCounts,
+    anchors: Collection[str],
+    *,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    reference: Collection[str] | None = None,
 ) -> RatingTable:
     """The rating table from pair counts (see the module's conventions); bots without games are unrated."""
     if not prior_draws > 0:
@@ -219,23 +255,32 @@ def fit_pair_counts(
     rated = np.flatnonzero(record.sum(axis=1) > 0)
     position = np.full(len(pairs.bots), -1, dtype=np.int64)
     position[rated] = np.arange(len(rated))
-    house = np.isin(np.asarray(pairs.bots, dtype=object)[rated], list(anchors))
-    anchor_weights = _anchor_weights(house)
+    names = np.asarray(pairs.bots, dtype=object)[rated]
     problem = _Problem(
         n=len(rated),
         low=position[pairs.low],
         high=position[pairs.high],
         low_score=pairs.low_score,
         games=pairs.games.astype(np.float64),
-        anchor_weights=anchor_weights,
+        low_score_squares=pairs.low_wins + 0.25 * pairs.draws,
         prior_draws=prior_draws,
     )
-    if problem.n:
-        logits = _maximise_likelihood(problem)
-        variances = _anchored_variances(problem, logits)
-    else:
-        logits = variances = np.zeros(0)
-    return _table(pairs.bots, record, rated, logits, variances, anchor_weights > 0)
+    if not problem.n:
+        nothing = np.zeros(0)
+        return _table(pairs.bots, record, rated, nothing, nothing, nothing, nothing)
+    logits = _maximise_likelihood(problem)
+    information = problem.information(logits)
+    measured = problem.measured()
+    house = measured & np.isin(names, list(anchors))
+    anchor_weights = _weighted_mean(information, house if house.any() else measured)
+    members = measured if reference is None else np.isin(names, list(reference))
+    if not members.any():
+        raise ValueError(f"no bot of the reference {sorted(reference or ())} has played a game")
+    reference_weights = _weighted_mean(information, members)
+    dispersion = problem.dispersion(logits, measured)
+    variances = dispersion * _contrast_variances(problem, logits, reference_weights)
+    anchored = logits - anchor_weights @ logits
+    return _table(pairs.bots, record, rated, anchored, variances, anchor_weights, reference_weights)
 
 
 def _win_draw_loss(pairs: PairCounts) -> np.ndarray:
@@ -251,20 +296,20 @@ def _win_draw_loss(pairs: PairCounts) -> np.ndarray:
     return np.stack([wins, draws, losses], axis=1).astype(np.int64)
 
 
-def _anchor_weights(house: np.ndarray) -> np.ndarray:
-    """(N,) weights a with a @ r = the anchor level: the house bots' mean, or everyone's without one."""
-    members = house if house.any() else np.ones_like(house)
-    return members / max(members.sum(), 1)
+def _weighted_mean(information: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """(N,) weights w, summing to 1, with w @ r the members' mean rating weighted by information."""
+    weights = np.where(members, information, 0.0)
+    return weights / weights.sum()
 
 
 @dataclass(frozen=True, eq=False)
 class _Problem:
-    """The fit over the N rated bots, in logits. Pair arrays have shape (P,); weights a have shape (N,).
+    """The fit over the N rated bots, in logits. Pair arrays have shape (P,).
 
     Objective (minimised): the negative log-likelihood of the pair scores, plus prior_draws virtual
-    draws of every bot against the average rated bot, plus the gauge term (a @ r)^2 / 2. The first two
-    depend on rating differences only, so the gauge term pins a @ r = 0 without moving the optimum,
-    and makes the Hessian positive definite.
+    draws of every bot against the average rated bot, plus the gauge term n mean(r)^2 / 2. The first
+    two depend on rating differences only (their Hessian H has H 1 = 0), so the gauge term pins
+    mean(r) = 0 without moving the optimum, and makes the Hessian positive definite.
 
     The prior is centred on the average bot, not on the anchor: centred on the anchor, the pulls of
     hundreds of bots would add up against the few anchors' games and shift the whole ladder.
@@ -275,47 +320,85 @@ class _Problem:
     high: np.ndarray
     low_score: np.ndarray
     games: np.ndarray
-    anchor_weights: np.ndarray
+    low_score_squares: np.ndarray  # sum of the low bot's squared scores: wins + draws / 4
     prior_draws: float
 
     def objective(self, r: np.ndarray) -> tuple[float, np.ndarray]:
         """Value and (N,) gradient."""
-        a, k = self.anchor_weights, self.prior_draws
+        k = self.prior_draws
         margin = r[self.low] - r[self.high]
         # -log P(scores) with P(low wins) = sigmoid(m): softplus(-m) per point won, softplus(m) per point
         # lost, which sums to games * softplus(m) - points * m since softplus(-m) = softplus(m) - m.
         pair_loss = self.games * np.logaddexp(0.0, margin) - self.low_score * margin
         above = r - r.mean()
         prior_loss = k * (np.logaddexp(0.0, above) - 0.5 * above)  # k/2 points won and k/2 lost
-        level = a @ r
-        value = pair_loss.sum() + prior_loss.sum() + 0.5 * level**2
+        total = r.sum()
+        value = pair_loss.sum() + prior_loss.sum() + 0.5 * total**2 / self.n
 
         pair_slope = self.games * expit(margin) - self.low_score
         prior_slope = k * (expit(above) - 0.5)
         gradient = np.bincount(self.low, pair_slope, self.n) - np.bincount(self.high, pair_slope, self.n)
-        gradient += prior_slope - prior_slope.mean() + a * level
+        gradient += prior_slope - prior_slope.mean() + total / self.n
         return float(value), gradient
 
     def hessian(self, r: np.ndarray) -> np.ndarray:
         """(N, N) dense Hessian: the pairs' weighted graph Laplacian plus the prior's and gauge's terms."""
-        a, n = self.anchor_weights, self.n
-        margin = r[self.low] - r[self.high]
-        weight = self.games * expit(margin) * expit(-margin)
+        n = self.n
+        weight = self._pair_information(r)
         off = np.bincount(self.low * n + self.high, weight, n * n).reshape(n, n)
         hessian = -(off + off.T)
-        diagonal = np.bincount(self.low, weight, n) + np.bincount(self.high, weight, n)
 
         # Virtual draws: sum_i c_i (e_i - 1/n)(e_i - 1/n)^T with c_i the curvature of bot i's prior.
         above = r - r.mean()
         curvature = self.prior_draws * expit(above) * expit(-above)
-        hessian[np.diag_indices(n)] = diagonal + curvature
+        hessian[np.diag_indices(n)] = self._per_bot(weight) + curvature
         hessian -= (curvature[:, None] + curvature[None, :] - curvature.mean()) / n
-        hessian += np.outer(a, a)
+        hessian += 1.0 / n
         return hessian
+
+    def information(self, r: np.ndarray) -> np.ndarray:
+        """(N,) each bot's information from its real games: sum of p (1 - p) over them."""
+        return self._per_bot(self._pair_information(r))
+
+    def measured(self) -> np.ndarray:
+        """(N,) bool: the bots in the largest strongly connected components of "scored against"."""
+        scored_by_low, scored_by_high = self.low_score > 0, self.games - self.low_score > 0
+        tail = np.concatenate([self.low[scored_by_low], self.high[scored_by_high]])
+        head = np.concatenate([self.high[scored_by_low], self.low[scored_by_high]])
+        graph = scipy.sparse.coo_matrix((np.ones(tail.size), (tail, head)), shape=(self.n, self.n))
+        _, component = scipy.sparse.csgraph.connected_components(
+            graph.tocsr(), directed=True, connection="strong"
+        )
+        sizes = np.bincount(component)
+        return sizes[component] == sizes.max()
+
+    def dispersion(self, r: np.ndarray, measured: np.ndarray) -> float:
+        """The observed spread of scores over the model's, per degree of freedom, shrunk towards 1.
+
+        Pearson's statistic sum (s - p)^2 / (p (1 - p)) over the games between measured bots (the
+        others' p rests on the prior), with as many degrees of freedom as those games less the
+        measured bots' free ratings; DISPERSION_PRIOR_GAMES virtual games spread as the model says.
+        """
+        between = measured[self.low] & measured[self.high]
+        margin = r[self.low[between]] - r[self.high[between]]
+        p, games = expit(margin), self.games[between]
+        squares = self.low_score_squares[between] - 2.0 * p * self.low_score[between] + games * p**2
+        pearson = np.sum(squares / (p * expit(-margin)))
+        freedom = max(games.sum() - (measured.sum() - 1), 0.0)
+        return float((pearson + DISPERSION_PRIOR_GAMES) / (freedom + DISPERSION_PRIOR_GAMES))
+
+    def _per_bot(self, per_pair: np.ndarray) -> np.ndarray:
+        """(N,) the sums of a (P,) quantity over each bot's pairs."""
+        return np.bincount(self.low, per_pair, self.n) + np.bincount(self.high, per_pair, self.n)
+
+    def _pair_information(self, r: np.ndarray) -> np.ndarray:
+        """(P,) games * p (1 - p) per pair: the Fisher information of its margin."""
+        margin = r[self.low] - r[self.high]
+        return self.games * expit(margin) * expit(-margin)
 
 
 def _maximise_likelihood(problem: _Problem) -> np.ndarray:
-    """(N,) maximum-likelihood logits with a @ r = 0: Newton's method with backtracking.
+    """(N,) maximum-likelihood logits with mean 0: Newton's method with backtracking.
 
     The objective is strictly convex, so Newton's method from 0 converges, quadratically near the
     optimum. A step far from it is halved until it achieves a quarter of the decrease it predicts;
@@ -327,8 +410,7 @@ def _maximise_likelihood(problem: _Problem) -> np.ndarray:
     for _ in range(MAX_NEWTON_STEPS):
         step = scipy.linalg.cho_solve(scipy.linalg.cho_factor(problem.hessian(r)), -gradient)
         if np.abs(step).max(initial=0.0) < NEWTON_TOLERANCE:
-            r = r + step
-            return r - problem.anchor_weights @ r  # exactly on the constraint, up to rounding
+            return r + step
         predicted_decrease = -(gradient @ step)
         for halvings in range(MAX_HALVINGS + 1):
             scale = 0.5**halvings
@@ -344,39 +426,40 @@ def _maximise_likelihood(problem: _Problem) -> np.ndarray:
     raise RuntimeError(f"the Bradley-Terry fit did not converge in {MAX_NEWTON_STEPS} Newton steps")
 
 
-def _anchored_variances(problem: _Problem, r: np.ndarray) -> np.ndarray:
-    """(N,) variances (logits^2) of the ratings under the anchor constraint a @ r = 0.
+def _contrast_variances(problem: _Problem, r: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """(N,) variances (logits^2) of r_i - w @ r, for (N,) reference weights w summing to 1.
 
-    With M the objective's Hessian (gauge term included) and P = I - 1 a^T the projection onto the
-    constraint along the shift direction, the constrained covariance is P M^-1 P^T; its diagonal is
-    M^-1_ii - 2 (M^-1 a)_i + a^T M^-1 a. With M = L L^T, M^-1 = L^-T L^-1, so M^-1_ii is the sum of
-    squares of column i of L^-1 and M^-1 a = L^-T (L^-1 a).
+    With M = H + 1 1^T / n the objective's Hessian (H 1 = 0; the gauge term is 1 1^T / n), a contrast
+    c = e_i - w sums to 0, so its variance c^T M^-1 c = c^T H^+ c does not depend on the gauge. It
+    is M^-1_ii - 2 (M^-1 w)_i + w^T M^-1 w. With M = L L^T, M^-1 = L^-T L^-1, so M^-1_ii is the sum
+    of squares of column i of L^-1 and M^-1 w = L^-T (L^-1 w).
     """
-    a = problem.anchor_weights
     lower = scipy.linalg.cholesky(problem.hessian(r), lower=True)
     lower_inverse, info = scipy.linalg.lapack.dtrtri(lower, lower=1)
     if info:
         raise RuntimeError(f"the Hessian's Cholesky factor could not be inverted (LAPACK info {info})")
     inverse_diagonal = np.einsum("ki,ki->i", lower_inverse, lower_inverse)
-    inverse_a = lower_inverse.T @ (lower_inverse @ a)
-    return np.maximum(inverse_diagonal - 2.0 * inverse_a + a @ inverse_a, 0.0)
+    inverse_w = lower_inverse.T @ (lower_inverse @ reference)
+    return np.maximum(inverse_diagonal - 2.0 * inverse_w + reference @ inverse_w, 0.0)
 
 
 def _table(
     bots: tuple[str, ...],
     record: np.ndarray,
     rated: np.ndarray,
-    logits: np.ndarray,
+    ratings: np.ndarray,
     variances: np.ndarray,
-    is_anchor: np.ndarray,
+    anchor_weights: np.ndarray,
+    reference_weights: np.ndarray,
 ) -> RatingTable:
+    """The table from the rated bots' (N,) anchored logits, contrast variances and weights."""
     fitted = {
-        int(b): (float(r) * ELO_PER_LOGIT, Z_95 * math.sqrt(v) * ELO_PER_LOGIT, bool(anchor))
-        for b, r, v, anchor in zip(rated, logits, variances, is_anchor, strict=True)
+        int(b): (float(r) * ELO_PER_LOGIT, Z_95 * math.sqrt(v) * ELO_PER_LOGIT, float(a), float(w))
+        for b, r, v, a, w in zip(rated, ratings, variances, anchor_weights, reference_weights, strict=True)
     }
     rows = []
     for b, bot in enumerate(bots):
-        rating, half_width, anchor = fitted.get(b, (None, math.inf, False))
+        rating, half_width, anchor_weight, reference_weight = fitted.get(b, (None, math.inf, 0.0, 0.0))
         wins, draws, losses = (int(x) for x in record[b])
         rows.append(
             BotRating(
@@ -387,7 +470,8 @@ def _table(
                 wins=wins,
                 draws=draws,
                 losses=losses,
-                is_anchor=anchor,
+                anchor_weight=anchor_weight,
+                reference_weight=reference_weight,
                 provisional=half_width > PROVISIONAL_HALF_WIDTH,
             )
         )

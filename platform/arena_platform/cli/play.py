@@ -179,7 +179,8 @@ def _play_pairs(game: Game, players: Sequence[Player], *, seed: int, games: int)
 
 def _summary(players: Sequence[Player], results: Sequence[MatchResult]) -> str:
     """W/D/L of the first bot against the second, and its Elo difference with a 95% interval from the
-    ladder's Bradley-Terry fit of these games (anchored on the second bot, with the same prior)."""
+    ladder's Bradley-Terry fit of these games (anchored on the second bot, with the same prior; the
+    interval measured against the second bot, so it is the difference's)."""
     names = _distinct_names(players)
     games = [
         GameResult(
@@ -190,7 +191,7 @@ def _summary(players: Sequence[Player], results: Sequence[MatchResult]) -> str:
         )
         for number, result in enumerate(results)
     ]
-    row = fit_ratings(games, anchors=[names[1]])[names[0]]
+    row = fit_ratings(games, anchors=[names[1]], reference=[names[1]])[names[0]]
     return (
         f"{names[0]} vs {names[1]}: {len(games)} games, "
         f"W/D/L {row.wins}/{row.draws}/{row.losses} for {names[0]}\n"
