@@ -184,11 +184,13 @@ UVICORN_TIMEOUT_S = 10.0  # to start, and to stop
 
 
 @contextlib.contextmanager
-def _serving(app: FastAPI) -> Iterator[str]:
-    """Serves `app` under uvicorn in a thread on a free local port while the block runs; its base URL."""
+def _serving(app: FastAPI | uvicorn.Config) -> Iterator[str]:
+    """Serves `app` under uvicorn in a thread on a free local port while the block runs; its base
+    URL. Given a uvicorn.Config, serves that (its host and port are ignored)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    config = app if isinstance(app, uvicorn.Config) else uvicorn.Config(app, log_level="warning")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     try:

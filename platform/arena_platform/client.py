@@ -74,6 +74,10 @@ class ArenaClient:
         files = {"model": (path.name, model_bytes, "application/octet-stream")}
         return self._call("POST", "/bots", data=data, files=files)
 
+    def tokens(self) -> Any:
+        """The caller's active API tokens: id, name, created_at, last_used_at (never the token)."""
+        return self._call("GET", "/tokens")
+
     def retire(self, bot_id: int) -> Any:
         return self._call("DELETE", f"/bots/{bot_id}")
 

@@ -38,8 +38,10 @@ class ApiToken(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="user.id", index=True)
+    name: str | None = Field(default=None, max_length=64)  # the holder's label, e.g. "laptop"
     token_sha256: str = Field(unique=True, index=True, max_length=64)
     created_at: datetime = _created()
+    last_used_at: datetime | None = _time(nullable=True)  # to the minute (store.users.note_token_use)
     revoked_at: datetime | None = _time(nullable=True)
 
 

@@ -34,7 +34,14 @@ class Settings:
     port: int = 8000
     # upload bodies above this get 413 while streaming: the largest model file and its form fields
     max_upload_bytes: int = MAX_MODEL_BYTES + UPLOAD_FORM_BYTES
-    uploads_per_hour: int = 20  # per user, counting rejected uploads too
+    max_json_bytes: int = 64 * 1024  # the body cap of every other route (a real one is a few KiB)
+    # Client addresses that are proxies: only their X-Forwarded-For/-Proto are believed (IPs or
+    # networks, comma-separated; "*" trusts everyone). Empty: the peer's address is the client's.
+    trusted_proxies: str = ""
+    keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this long
+    header_timeout_seconds: int = 10  # a request's head (line and headers) must arrive within this
+    uploads_per_hour: int = 20  # per user, counting the model's refusals too (not the platform's)
+    tokens_per_user: int = 20  # active (unrevoked) API tokens one user may hold
     predicts_per_minute: int = 30  # per client address, for predict requests without a token
     predicts_per_minute_per_token: int = 120  # per token owner (any address), for requests with one
     predict_max_simulations: int = 400  # the largest search budget predict runs (see PredictRequest)
@@ -99,7 +106,11 @@ class Settings:
                 raise SettingsError(f"production needs explicit, non-embedded {', '.join(unsafe)}")
         positive = (
             "max_upload_bytes",
+            "max_json_bytes",
+            "keep_alive_seconds",
+            "header_timeout_seconds",
             "uploads_per_hour",
+            "tokens_per_user",
             "predicts_per_minute",
             "predicts_per_minute_per_token",
             "predict_max_simulations",

@@ -168,19 +168,27 @@ def test_only_the_owner_retires_a_bot(engine: Engine, seeded):
         ]
 
 
-def test_upload_attempts_are_counted_per_user_in_utc(engine: Engine, seeded):
+def test_upload_attempts_are_counted_per_user_in_utc_up_to_the_limit(engine: Engine, seeded):
+    hour = timedelta(hours=1)
     with session(engine) as db:
         alice = users.get_user_by_name(db, name="alice")
         bob = users.get_user_by_name(db, name="bob")
-        hour_ago = datetime.now(UTC) - timedelta(hours=1)
-        users.record_upload_attempt(db, user_id=alice.id)
-        users.record_upload_attempt(db, user_id=alice.id)
-        users.record_upload_attempt(db, user_id=bob.id)
+        hour_ago = datetime.now(UTC) - hour
+        first = users.count_upload_attempt(db, user_id=alice.id, limit=2, window=hour)
+        users.count_upload_attempt(db, user_id=alice.id, limit=2, window=hour)
+        users.count_upload_attempt(db, user_id=bob.id, limit=2, window=hour)
         db.commit()
+        with pytest.raises(users.UploadLimitReached) as reached:
+            users.count_upload_attempt(db, user_id=alice.id, limit=2, window=hour)
+        db.rollback()
         times = users.upload_attempts_since(db, user_id=alice.id, since=hour_ago)
         assert len(times) == 2
         assert times[0].tzinfo is not None
         assert hour_ago < times[0] <= times[1]
+        assert reached.value.frees_at == times[0] + hour
+        users.refund_upload_attempt(db, attempt_id=first)
+        db.commit()
+        assert users.upload_attempts_since(db, user_id=alice.id, since=hour_ago) == times[1:]
         later = datetime.now(UTC) + timedelta(seconds=5)
         assert users.upload_attempts_since(db, user_id=alice.id, since=later) == []
 

@@ -16,7 +16,7 @@ from arena_platform.api.deps import Services
 from arena_platform.api.docs import api_description, install_docs
 from arena_platform.api.errors import documented, install_error_handlers
 from arena_platform.api.hosts import HostCache
-from arena_platform.api.limits import ComputePool, RateLimits
+from arena_platform.api.limits import ComputePool, RateLimits, shared_counter
 from arena_platform.api.pages import install_pages, not_found_page
 from arena_platform.api.routes import (
     accounts,
@@ -35,6 +35,7 @@ from arena_platform.queue import Enqueue, celery_enqueue
 from arena_platform.settings import Settings
 
 API_PREFIX = "/api/v1"
+UPLOAD_ROUTE = ("POST", f"{API_PREFIX}/bots")  # the one route whose body is a file
 PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict; at least COMPUTE_SLOTS
 # Validations and predictions computed at once, together; more wait their turn. One: searches are
 # Python threads sharing the GIL with the event loop. 32 clients looping on predict (bobail UCT, 400
@@ -56,6 +57,7 @@ def create_app(
     The database must be migrated already (`arena_platform.db.migrate`).
     """
     blobs = blobs or BlobStore(settings.resolved_blob_url)
+    counter = shared_counter(settings)
     services = Services(
         settings=settings,
         engine=engine or make_engine(settings.resolved_database_url),
@@ -63,7 +65,7 @@ def create_app(
         enqueue=enqueue or celery_enqueue(settings.broker_url),
         hosts=HostCache(blobs.get, capacity=PREDICT_HOSTS),
         compute=ComputePool(slots=COMPUTE_SLOTS, max_waiting=PREDICTS_WAITING),
-        rates=RateLimits.of(settings),
+        rates=RateLimits.of(settings, counter),
         leaderboards=ResponseCache(settings.leaderboard_cache_seconds),
     )
 
@@ -77,6 +79,8 @@ def create_app(
         yield
         gc.unfreeze()
         await run_in_threadpool(services.hosts.close)
+        if counter is not None:  # its connections belong to this event loop
+            await counter.aclose()
         if engine is None:  # made here, so closed here
             services.engine.dispose()
 
@@ -92,7 +96,9 @@ def create_app(
     )
     app.state.services = services
     install_error_handlers(app, not_found_page=not_found_page)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
+    app.add_middleware(
+        BodySizeLimit, max_bytes=settings.max_json_bytes, larger={UPLOAD_ROUTE: settings.max_upload_bytes}
+    )
     api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
     for module in (accounts, bots, games, frames, human_games, ladders, predict, training, health):
         api.include_router(module.router)

@@ -1,5 +1,10 @@
 """An ASGI middleware that caps the size of every request body while it streams in.
 
+The cap is per route, so that no route parses more than it needs: `max_bytes` for every request
+(JSON bodies: a few KiB hold any real one), `larger` for the routes named there (the upload form).
+A JSON body is parsed whole before any check of the route runs, so its cap bounds the parse, the
+validation and the error list of a hostile body.
+
 - A declared `Content-Length` over the cap is answered 413 at once: the app never runs and not a
   byte of the body is read.
 - Otherwise (chunked bodies, or a client sending more than it declared) the bytes are counted as
@@ -9,6 +14,8 @@
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,17 +27,23 @@ class BodyTooLarge(Exception):
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    """`larger` maps (method, path) to the cap of that route; every other request gets `max_bytes`."""
+
+    def __init__(
+        self, app: ASGIApp, *, max_bytes: int, larger: Mapping[tuple[str, str], int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        max_bytes = self.larger.get((scope["method"], scope["path"]), self.max_bytes)
         declared = _declared_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._refuse(scope, receive, send)
+        if declared is not None and declared > max_bytes:
+            await _refuse(max_bytes, scope, receive, send)
             return
         received = 0
         overflowed = started = False
@@ -40,9 +53,9 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > max_bytes:
                     overflowed = True
-                    raise BodyTooLarge(f"the request body passed {self.max_bytes} bytes")
+                    raise BodyTooLarge(f"the request body passed {max_bytes} bytes")
             return message
 
         async def guarded_send(message: Message) -> None:
@@ -58,14 +71,17 @@ class BodySizeLimit:
             if not overflowed:
                 raise
         if overflowed and not started:
-            await self._refuse(scope, receive, send)
+            await _refuse(max_bytes, scope, receive, send)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(
-            413, "payload_too_large", f"the request body is larger than the limit of {self.max_bytes:,} bytes"
-        )
-        response.headers["Connection"] = "close"  # the rest of the body is never read
-        await response(scope, receive, send)
+
+async def _refuse(max_bytes: int, scope: Scope, receive: Receive, send: Send) -> None:
+    response = error_response(
+        413,
+        "payload_too_large",
+        f"the request body is larger than this route's limit of {max_bytes:,} bytes",
+    )
+    response.headers["Connection"] = "close"  # the rest of the body is never read
+    await response(scope, receive, send)
 
 
 def _declared_length(scope: Scope) -> int | None:

@@ -60,24 +60,23 @@ _bearer = HTTPBearer(
 )
 
 
-def current_user(
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
-) -> User:
-    """The owner of the request's bearer token; 401 without a valid one."""
-    user = users.user_for_token(session, token=_presented(credentials))
-    if user is None:
-        raise _bad_token()
-    return user
-
-
 def current_token(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], session: SessionDep
 ) -> ApiToken:
-    """The row of the request's bearer token (to revoke it); 401 without a valid one."""
+    """The row of the request's bearer token, its use noted (`last_used_at`); 401 without a valid one."""
     token = users.active_token(session, token=_presented(credentials))
     if token is None:
         raise _bad_token()
+    if users.note_token_use(session, token=token):
+        session.commit()
     return token
+
+
+def current_user(token: Annotated[ApiToken, Depends(current_token)], session: SessionDep) -> User:
+    """The owner of the request's bearer token; 401 without a valid one."""
+    user = session.get(User, token.user_id)
+    assert user is not None  # a foreign key
+    return user
 
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
@@ -103,7 +102,7 @@ def optional_user(
 ) -> User | None:
     """The token's owner for routes open to all (None without a token); 401 for a bad token, so a
     caller never silently gets the anonymous treatment by mistyping theirs."""
-    return None if credentials is None else current_user(credentials, session)
+    return None if credentials is None else current_user(current_token(credentials, session), session)
 
 
 CurrentUser = Annotated[User, Depends(current_user)]

@@ -19,6 +19,10 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 API_PATHS = "/api/"  # paths under this answer JSON errors, always; see install_error_handlers
+# A malformed request's 422 names its first few problems, each shortened: a hostile body with
+# thousands of wrong keys must not buy an answer thousands of times larger than itself.
+MAX_PROBLEMS = 10
+MAX_PROBLEM_CHARS = 200  # per name in a problem's `loc`, and for its `msg`
 
 _log = logging.getLogger(__name__)
 
@@ -53,8 +57,9 @@ class Problem(BaseModel):
 
 
 class InvalidRequest(ErrorBody):
-    """A 422: a malformed request (code `invalid_request`) names every wrong part in `errors`;
-    a well-formed request the route refuses has only `detail` and `code`."""
+    """A 422: a malformed request (code `invalid_request`) names its first wrong parts (at most
+    10) in `errors`, and `detail` says how many there are; a well-formed request the route refuses
+    has only `detail` and `code`."""
 
     errors: list[Problem] | None = None
 
@@ -123,15 +128,27 @@ def allowed_methods(app: FastAPI, path: str) -> list[str]:
 
 
 async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
-    """422 naming every field that is wrong; the offending input is not echoed (it may not be JSON)."""
+    """422 naming the first MAX_PROBLEMS wrong fields; the offending input is not echoed (it may
+    not be JSON, or be huge), and names and messages are cut to MAX_PROBLEM_CHARS."""
     assert isinstance(error, RequestValidationError)
+    found = error.errors()
     problems = [
-        {"loc": [str(part) for part in problem.get("loc", ())], "msg": str(problem.get("msg", ""))}
-        for problem in error.errors()
+        {
+            "loc": [_shortened(str(part)) for part in problem.get("loc", ())],
+            "msg": _shortened(problem.get("msg")),
+        }
+        for problem in found[:MAX_PROBLEMS]
     ]
     first = problems[0] if problems else {"loc": [], "msg": "the request is malformed"}
     detail = f"{'.'.join(first['loc']) or 'request'}: {first['msg']}"
+    if len(found) > 1:
+        detail += f" (and {len(found) - 1:,} more problems)"
     return error_response(422, "invalid_request", detail, errors=problems)
+
+
+def _shortened(text: object) -> str:
+    text = str(text or "")
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
 
 
 async def _bug(request: Request, error: Exception) -> JSONResponse:

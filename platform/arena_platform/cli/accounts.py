@@ -1,4 +1,4 @@
-"""`arena user create` and `arena upload`."""
+"""`arena user create`, `arena user tokens` and `arena upload`."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     create = user.add_parser("create", help="create a user in the database and print their API token")
     create.add_argument("name")
     create.set_defaults(run=_run_user_create)
+    tokens = user.add_parser("tokens", help="list your active API tokens (never the tokens themselves)")
+    add_server_options(tokens)
+    tokens.set_defaults(run=_run_user_tokens)
 
     upload = commands.add_parser("upload", help="upload an ONNX bot to an Arena server")
     upload.add_argument("file", type=Path)
@@ -51,6 +54,26 @@ def _run_user_create(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot use the database: {error.orig}") from None
     print(token)
     return 0
+
+
+def _run_user_tokens(args: argparse.Namespace) -> int:
+    from arena_platform.client import ArenaClient, ArenaClientError
+
+    try:
+        with ArenaClient(args.url, server_token(args, "listing tokens")) as client:
+            tokens = client.tokens()
+    except ArenaClientError as error:
+        raise UsageError(str(error)) from None
+    print(f"{'id':>6}  {'created':<20}  {'last used':<20}  name")
+    for token in tokens:
+        created, used = (_minute(token[key]) for key in ("created_at", "last_used_at"))
+        print(f"{token['token_id']:>6}  {created:<20}  {used:<20}  {token['name'] or ''}")
+    return 0
+
+
+def _minute(moment: str | None) -> str:
+    """An API time (ISO 8601, UTC) to the minute, or "never"."""
+    return moment[:16].replace("T", " ") + " UTC" if moment else "never"
 
 
 def _run_upload(args: argparse.Namespace) -> int:

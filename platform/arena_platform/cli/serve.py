@@ -67,10 +67,11 @@ def services(settings: Settings) -> Iterator[Services]:
 
 def serve_forever(running: Services) -> None:
     from arena_platform.api import create_app
+    from arena_platform.api.server import uvicorn_config
 
     app = create_app(running.settings, engine=running.engine, blobs=running.blobs, enqueue=running.enqueue)
     print(f"Arena is at http://{running.settings.host}:{running.settings.port} (Ctrl-C stops it)", flush=True)
-    uvicorn.run(app, host=running.settings.host, port=running.settings.port, log_level="warning")
+    uvicorn.Server(uvicorn_config(app, running.settings)).run()
 
 
 def _settings() -> Settings:

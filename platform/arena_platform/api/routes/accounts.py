@@ -1,15 +1,16 @@
 """/users and /tokens: self-serve accounts and their API tokens.
 
 Anyone may create an account (a few per client address per hour); its first token is shown in
-the answer, once: Arena keeps only its hash. A token holder can issue more tokens and revoke any
-of their own, the one in use included; a revoked token gets 401 from then on.
+the answer, once: Arena keeps only its hash. A token holder can issue more tokens (up to
+`Settings.tokens_per_user` active at once), list them (never their secrets) and revoke any of
+their own, the one in use included; a revoked token gets 401 from then on.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
@@ -19,10 +20,12 @@ from arena_platform.api.deps import MAX_ID, CurrentToken, CurrentUser, ServicesD
 from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.api.limits import client_address
 from arena_platform.store import users
+from arena_platform.store.reads import UtcDatetime
 
 router = APIRouter(tags=["accounts"])
 
 TokenId = Annotated[int, Path(ge=1, le=MAX_ID, description="a token's id")]
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 
 
 class NewUser(BaseModel):
@@ -43,23 +46,67 @@ class NewAccount(IssuedToken):
     name: str
 
 
+class NewToken(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str | None = Field(
+        default=None, min_length=1, max_length=64, pattern=PRINTABLE, description="a label, e.g. laptop"
+    )
+
+
+class TokenView(BaseModel):
+    """An active token as its holder sees it in a listing: never the token itself."""
+
+    token_id: int
+    name: str | None
+    created_at: UtcDatetime
+    last_used_at: UtcDatetime | None  # to the minute; None: never used
+
+
+async def count_account(http: Request, services: ServicesDep) -> None:
+    """429 once the client address has created its accounts of the hour (before the body is read)."""
+    await services.rates.accounts_by_address.check(
+        client_address(http), what="new accounts per hour from one address"
+    )
+
+
 @router.post(
     "/users",
     status_code=201,
     summary="Create an account and its first API token",
     responses=documented(409, 422, 429),
+    dependencies=[Depends(count_account)],
 )
-async def create_user(body: NewUser, http: Request, session: SessionDep, services: ServicesDep) -> NewAccount:
+async def create_user(body: NewUser, session: SessionDep) -> NewAccount:
     """Rate-limited per client address; the token in the answer is shown only this once."""
-    services.rates.accounts_by_address.check(
-        client_address(http), what="new accounts per hour from one address"
-    )
     return await run_in_threadpool(_create_user, session, body.name)
 
 
-@router.post("/tokens", status_code=201, summary="Issue another API token", responses=documented(401))
-def issue_token(user: CurrentUser, session: SessionDep) -> IssuedToken:
-    return _issued(session, users.issue_token(session, user_id=user.id))
+@router.post("/tokens", status_code=201, summary="Issue another API token", responses=documented(401, 409))
+def issue_token(
+    user: CurrentUser, session: SessionDep, services: ServicesDep, body: NewToken | None = None
+) -> IssuedToken:
+    """409 `too_many_tokens` when you hold `tokens_per_user` active tokens already."""
+    try:
+        token = users.issue_token(
+            session,
+            user_id=user.id,
+            name=body.name if body else None,
+            max_active=services.settings.tokens_per_user,
+        )
+    except users.TooManyTokens as error:
+        session.rollback()
+        raise ApiError(409, "too_many_tokens", str(error)) from None
+    return _issued(session, token)
+
+
+@router.get("/tokens", summary="Your active API tokens, oldest first", responses=documented(401))
+def list_tokens(user: CurrentUser, session: SessionDep) -> list[TokenView]:
+    """Each token's id, name and times; the tokens themselves are never shown again."""
+    return [
+        TokenView(token_id=row.id, name=row.name, created_at=row.created_at, last_used_at=row.last_used_at)
+        for row in users.list_tokens(session, user_id=user.id)
+    ]
 
 
 @router.delete(

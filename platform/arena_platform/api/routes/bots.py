@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import logging
 import math
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
-from sqlalchemy.exc import IntegrityError
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException
+from starlette.requests import ClientDisconnect
 
 from arena_bots.validation import ValidationReport, validate
 from arena_games.api import Game
 from arena_games.registry import UnknownGame, get_game
+from arena_platform.api.body_limit import BodyTooLarge
 from arena_platform.api.deps import (
     MAX_ID,
     NO_NUL,
@@ -27,6 +34,7 @@ from arena_platform.api.deps import (
     SessionDep,
 )
 from arena_platform.api.errors import ApiError, InvalidRequest, documented, not_found
+from arena_platform.db import session as open_session
 from arena_platform.models import User, utc_now
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
@@ -59,16 +67,67 @@ class RejectedUpload(InvalidRequest):
     report: dict[str, Any] | None = None
 
 
-def counted_upload(user: CurrentUser, session: SessionDep, services: ServicesDep) -> User:
+class PlatformRefusal(ApiError):
+    """A refusal of an upload that is the platform's doing, not a verdict on the uploader's model or
+    form (validation's `platform_fault`, a race with another upload): it costs no upload."""
+
+
+class UploadForm(BaseModel):
+    """The upload form's fields besides the file (`model`). The manifest fields override the file's
+    `arena.*` metadata; `game` fills in only where the file names no game."""
+
+    game: str = Field(description="the game it plays, e.g. bobail (its ladder's)")
+    name: str | None = Field(default=None, description="overrides the file's arena.name")
+    player: str | None = Field(default=None, description="mcts | greedy | sample")
+    simulations: int | None = Field(
+        default=None, description="the bot's own MCTS budget (ladders impose theirs)"
+    )
+    c_puct: float | None = Field(default=None, description="PUCT exploration weight")
+    temperature: float | None = Field(default=None, description="softmax temperature of a sample player")
+    value: str | None = Field(default=None, description="the value output's convention: tanh | sigmoid")
+    head: str | None = Field(default=None, description="policy (logits) | q (action values)")
+
+
+def _form_document() -> dict[str, Any]:
+    """The OpenAPI request body of an upload: the route reads its form itself (see `upload_bot`)."""
+    fields = UploadForm.model_json_schema()
+    model = {"type": "string", "format": "binary", "description": "the ONNX file"}
+    schema = {
+        "type": "object",
+        "properties": {"model": model, **fields["properties"]},
+        "required": ["model", *fields["required"]],
+    }
+    return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
+
+
+@dataclass(frozen=True)
+class CountedUpload:
+    user: User  # the uploader
+    attempt_id: int  # their UploadAttempt row: refunded when the platform fails the upload
+
+
+def counted_upload(user: CurrentUser, session: SessionDep, services: ServicesDep) -> CountedUpload:
     """The uploader, once this upload is counted against their rate limit (429 when it is spent).
 
-    A dependency, so it runs before the form is checked: the attempt is recorded and committed
-    before anything can refuse the upload, and a rejected upload costs as much as an accepted one.
+    A dependency, so it runs once the token is checked and before a byte of the body is read: the
+    attempt is committed before anything can refuse the upload, and a model the validation refuses
+    or a malformed form costs as much as an accepted bot. Refusals the platform caused are refunded
+    (`upload_bot`).
     """
-    _check_upload_rate(session, user, services.settings)
-    users.record_upload_attempt(session, user_id=user.id)
+    limit = services.settings.uploads_per_hour
+    try:
+        attempt_id = users.count_upload_attempt(session, user_id=user.id, limit=limit, window=RATE_WINDOW)
+    except users.UploadLimitReached as reached:
+        session.rollback()
+        wait = max(1, math.ceil((reached.frees_at - utc_now()).total_seconds()))
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"at most {limit} uploads per hour are allowed; try again in {wait} s",
+            headers={"Retry-After": str(wait)},
+        ) from None
     session.commit()
-    return user
+    return CountedUpload(user, attempt_id)
 
 
 @router.post(
@@ -76,45 +135,41 @@ def counted_upload(user: CurrentUser, session: SessionDep, services: ServicesDep
     status_code=201,
     summary="Upload a bot",
     responses={**documented(401, 409, 413, 429), 422: {"model": RejectedUpload}},
+    openapi_extra=_form_document(),
 )
 async def upload_bot(
-    model: Annotated[UploadFile, File(description="the ONNX file")],
-    game: Annotated[str, Form(description="the game it plays, e.g. bobail (its ladder's)")],
-    user: Annotated[User, Depends(counted_upload)],
+    http: Request,
+    counted: Annotated[CountedUpload, Depends(counted_upload)],
     session: SessionDep,
     services: ServicesDep,
-    name: Annotated[str | None, Form(description="overrides the file's arena.name")] = None,
-    player: Annotated[str | None, Form(description="mcts | greedy | sample")] = None,
-    simulations: Annotated[
-        int | None, Form(description="the bot's own MCTS budget (ladders impose theirs)")
-    ] = None,
-    c_puct: Annotated[float | None, Form(description="PUCT exploration weight")] = None,
-    temperature: Annotated[float | None, Form(description="softmax temperature of a sample player")] = None,
-    value: Annotated[str | None, Form(description="the value output's convention: tanh | sigmoid")] = None,
-    head: Annotated[str | None, Form(description="policy (logits) | q (action values)")] = None,
 ) -> BotDetail:
     """Validate the model in the sandbox; when it passes, store it, enter it on its game's ladder
-    and schedule its games. The manifest fields given here override the file's `arena.*` metadata;
-    `game` (at its current version) fills in only where the file names no game. A name you already
-    use makes its next version, which first plays an SPRT against the previous one (that one keeps
-    playing until the verdict; see `GET /bots/{id}/sprt`)."""
-    played = _game(game)
-    model_bytes = await model.read()
-    given = {
-        "name": name,
-        "player": player,
-        "simulations": simulations,
-        "c_puct": c_puct,
-        "temperature": temperature,
-        "value": value,
-        "head": head,
-    }
+    and schedule its games. The form (multipart) holds the ONNX file as `model`, the `game` (at its
+    current version) and manifest fields, which override the file's `arena.*` metadata; it is read
+    only once the token is checked and the upload counted. A name you already use makes its next
+    version, which first plays an SPRT against the previous one (that one keeps playing until the
+    verdict; see `GET /bots/{id}/sprt`). An upload the platform failed (a refusal marked
+    `platform_fault` in its report, a 409 `conflict`, a 5xx) does not count against your uploads
+    per hour."""
+    try:
+        return await _upload(http, counted.user, session, services)
+    except Exception as error:
+        if _platform_caused(error):
+            await run_in_threadpool(_refund, services, counted.attempt_id)
+        raise
+
+
+async def _upload(http: Request, user: User, session: Session, services: Services) -> BotDetail:
+    model_bytes, form = await _read_form(http)
+    played = _game(form.game)
+    given = form.model_dump(exclude={"game"})
     simulations_per_move = services.settings.ladder_simulations  # what a move costs on the ladder
     report = await services.compute.run(
         validate, model_bytes, played, given, simulations=simulations_per_move
     )
     if not report.ok:
-        raise ApiError(422, report.code, report.message, extra={"report": report.to_dict()})
+        refusal = PlatformRefusal if report.platform_fault else ApiError
+        raise refusal(422, report.code, report.message, extra={"report": report.to_dict()})
     model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
     bot_id, ladder_id = await run_in_threadpool(
         _record_upload, session, user, report, model_sha256, simulations_per_move, services.settings
@@ -122,6 +177,56 @@ async def upload_bot(
     services.leaderboards.invalidate(ladder_id)  # the uploader sees the new bot at once
     await run_in_threadpool(_schedule, services, ladder_id)
     return await run_in_threadpool(_described, session, bot_id)
+
+
+async def _read_form(http: Request) -> tuple[bytes, UploadForm]:
+    """The model file's bytes and the form's other fields (empty ones are absent); 422
+    `invalid_request` naming what is wrong with a malformed form."""
+    try:
+        async with http.form(max_files=1, max_fields=len(UploadForm.model_fields)) as form:
+            model = form.get("model")
+            fields = {
+                key: value for key, value in form.items() if key in UploadForm.model_fields and value != ""
+            }
+            problems = [] if isinstance(model, UploadFile) else [_MISSING_FILE]
+            try:
+                parsed = UploadForm.model_validate(fields)
+            except ValidationError as error:
+                problems += [{**problem, "loc": ("body", *problem["loc"])} for problem in error.errors()]
+            if problems:
+                raise RequestValidationError(problems)
+            assert isinstance(model, UploadFile)
+            return await model.read(), parsed
+    except MultiPartException as error:
+        raise ApiError(
+            422, "invalid_request", f"the upload is not a well-formed form: {error.message}"
+        ) from None
+
+
+_MISSING_FILE = {
+    "type": "missing",
+    "loc": ("body", "model"),
+    "msg": "the ONNX file is missing (a file part named model)",
+}
+
+
+def _platform_caused(error: Exception) -> bool:
+    """Whether the upload failed through Arena (a bug, an outage, a PlatformRefusal) rather than the
+    uploader (a refused model or name, a malformed form, a body over the cap, a hang-up)."""
+    if isinstance(error, ApiError):
+        return isinstance(error, PlatformRefusal) or error.status_code >= 500
+    return not isinstance(error, RequestValidationError | BodyTooLarge | ClientDisconnect)
+
+
+def _refund(services: Services, attempt_id: int) -> None:
+    """Uncount the attempt, in a session of its own (the request's may be broken). A refund that
+    fails is logged, and the attempt stays counted."""
+    try:
+        with open_session(services.engine) as db:
+            users.refund_upload_attempt(db, attempt_id=attempt_id)
+            db.commit()
+    except SQLAlchemyError:
+        _log.exception("could not refund upload attempt %d", attempt_id)
 
 
 @router.get("", summary="List bots, newest first")
@@ -208,23 +313,6 @@ def _game(name: str) -> Game:
         raise ApiError(422, "unknown_game", str(error)) from None
 
 
-def _check_upload_rate(session: Session, user: User, settings: Settings) -> None:
-    """429 when the user's upload attempts of the last hour (accepted or not) reach the limit;
-    Retry-After says when one frees."""
-    now = utc_now()
-    recent = users.upload_attempts_since(session, user_id=user.id, since=now - RATE_WINDOW)
-    if len(recent) < settings.uploads_per_hour:
-        return
-    frees_at: datetime = recent[len(recent) - settings.uploads_per_hour] + RATE_WINDOW
-    wait = max(1, math.ceil((frees_at - now).total_seconds()))
-    raise ApiError(
-        429,
-        "rate_limited",
-        f"at most {settings.uploads_per_hour} uploads per hour are allowed; try again in {wait} s",
-        headers={"Retry-After": str(wait)},
-    )
-
-
 def _record_upload(
     session: Session,
     user: User,
@@ -243,7 +331,7 @@ def _record_upload(
         return _insert_bot(session, user, report, model_sha256, simulations, settings)
     except IntegrityError:
         session.rollback()
-        raise ApiError(409, "conflict", "a simultaneous upload got in the way; upload again") from None
+        raise PlatformRefusal(409, "conflict", "a simultaneous upload got in the way; upload again") from None
 
 
 def _insert_bot(

@@ -14,7 +14,7 @@ import secrets
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path
+from fastapi import APIRouter, Depends, Header, Path
 from fastapi import Request as HttpRequest
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import Session
@@ -98,25 +98,34 @@ class HumanGameStarted(HumanGameView):
     key: str  # send it as X-Play-Key to move or resign; shown only here
 
 
+async def count_game(http: HttpRequest, services: ServicesDep) -> None:
+    """Counts a game started against the client address's allowance (429 past it)."""
+    allowance = "games against bots per hour from one address"
+    await services.rates.human_games_by_address.check(client_address(http), what=allowance)
+
+
+async def count_move(http: HttpRequest, services: ServicesDep) -> None:
+    """Counts a move the bot answers against the client address's allowance (429 past it)."""
+    allowance = "moves against bots per minute from one address"
+    await services.rates.human_moves_by_address.check(client_address(http), what=allowance)
+
+
 @router.post(
     "/bots/{bot_id}/human-games",
     status_code=201,
     summary="Start a game against a bot",
     responses=documented(404, 409, 422, 429, 503),
+    dependencies=[Depends(count_game), Depends(count_move)],  # the bot may open: starting costs a move
 )
 async def start_game(
     bot_id: BotId,
     body: HumanGameStart,
-    http: HttpRequest,
     session: SessionDep,
     services: ServicesDep,
 ) -> HumanGameStarted:
     """The new game (after the bot's first moves when it starts) and its key. 409 `bot_retired`, 422
     `not_offered` for a game people do not play (CSB), 503 `platform_fault` when the bot's model
     host fails by no doing of the bot's (nothing is played)."""
-    address = client_address(http)
-    services.rates.human_games_by_address.check(address, what="games against bots per hour from one address")
-    _count_move(services, address)  # the bot may open: starting costs a move
     bot, ladder = await run_in_threadpool(human_playable_bot, session, bot_id)
     game = get_game(ladder.game)
     seed = body.seed if body.seed is not None else secrets.randbelow(2**31)
@@ -185,11 +194,11 @@ def get_human_game(game_id: HumanGameId, session: SessionDep) -> HumanGameView:
     "/human-games/{game_id}/moves",
     summary="Play your move; the bot answers",
     responses=documented(401, 403, 404, 409, 422, 429, 503),
+    dependencies=[Depends(count_move)],
 )
 async def play_move(
     game_id: HumanGameId,
     body: HumanMove,
-    http: HttpRequest,
     session: SessionDep,
     services: ServicesDep,
     key: PlayKey = None,
@@ -198,7 +207,6 @@ async def play_move(
     forbid, 409 `game_over`, `not_your_turn` or `moved_on` (the game changed since `ply`), 503
     `platform_fault` when the bot's model host fails by no doing of the bot's (nothing is played:
     move again). A game started before its bot retired may be played to its end."""
-    _count_move(services, client_address(http))
     row = await run_in_threadpool(_held, session, game_id, key)
     if body.ply is not None and body.ply != row.ply:
         raise _moved_on(row)
@@ -251,12 +259,6 @@ def human_game_frames(game_id: HumanGameId, session: SessionDep) -> GameFrames:
 def _bot_and_game(session: Session, row: HumanGame) -> tuple[Bot, Game]:
     bot, ladder = playable_bot(session, row.bot_id)
     return bot, get_game(ladder.game)
-
-
-def _count_move(services: Services, address: str) -> None:
-    """Counts a move the bot answers against the address's allowance (429 past it)."""
-    allowance = "moves against bots per minute from one address"
-    services.rates.human_moves_by_address.check(address, what=allowance)
 
 
 def _bot_move(services: Services, bot: Bot, game: Game, simulations: int) -> human_play.BotMove:

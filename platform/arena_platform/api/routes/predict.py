@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi import Request as HttpRequest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +22,7 @@ from arena_platform.api.bot_moves import bot_decision, playable_bot
 from arena_platform.api.deps import MAX_ID, OptionalUser, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented
 from arena_platform.api.limits import client_address
-from arena_platform.models import Bot, Ladder, User
+from arena_platform.models import Bot, Ladder
 from arena_platform.settings import Settings
 
 router = APIRouter(tags=["predict"])
@@ -71,29 +71,29 @@ class Prediction(BaseModel):
     insight: dict[str, Any] | None  # the search's view: root value, top moves with visit shares
 
 
+async def count_prediction(http: HttpRequest, user: OptionalUser, services: ServicesDep) -> None:
+    """429 once the token owner, or without a token the client address, has used its predictions
+    of the minute (checked before the body is validated)."""
+    if user is not None:
+        await services.rates.predict_by_owner.check(user.id, what="predictions per minute per token owner")
+    else:
+        await services.rates.predict_by_address.check(
+            client_address(http), what="predictions per minute from one address without a token"
+        )
+
+
 @router.post(
     "/predict",
     summary="The move a bot would play in a position",
     responses=documented(401, 404, 409, 422, 429, 503),
+    dependencies=[Depends(count_prediction)],
 )
-async def predict(
-    body: PredictRequest, http: HttpRequest, user: OptionalUser, session: SessionDep, services: ServicesDep
-) -> Prediction:
+async def predict(body: PredictRequest, session: SessionDep, services: ServicesDep) -> Prediction:
     """Rate-limited per client address, or per token owner when a bearer token is given."""
-    _count_request(services, http, user)
     bot, ladder = await run_in_threadpool(playable_bot, session, body.bot_id)
     game = get_game(ladder.game)
     simulations = _budget(services.settings, ladder, body.simulations)
     return await services.compute.run_or_refuse(_predict, services, bot, game, body, simulations)
-
-
-def _count_request(services: Services, http: HttpRequest, user: User | None) -> None:
-    if user is not None:
-        services.rates.predict_by_owner.check(user.id, what="predictions per minute per token owner")
-    else:
-        services.rates.predict_by_address.check(
-            client_address(http), what="predictions per minute from one address without a token"
-        )
 
 
 def _budget(settings: Settings, ladder: Ladder, requested: int | None) -> int:

@@ -21,10 +21,25 @@ depends_on = None
 
 def upgrade() -> None:
     _upgrade_case_insensitive_bot_names()  # first: it may refuse, before anything changed
+    _upgrade_token_listing()
 
 
 def downgrade() -> None:
     _downgrade_case_insensitive_bot_names()
+    _downgrade_token_listing()
+
+
+def _upgrade_token_listing() -> None:
+    """apitoken.name and .last_used_at: a user's tokens are listed by them (issue 23.17)."""
+    with op.batch_alter_table("apitoken") as table:
+        table.add_column(sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True))
+        table.add_column(sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True))
+
+
+def _downgrade_token_listing() -> None:
+    with op.batch_alter_table("apitoken") as table:
+        table.drop_column("last_used_at")
+        table.drop_column("name")
 
 
 # (ladder id, name, its first bot id) of each spelling of a name that is spelled several ways on a ladder
