@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from arena_bots import compiled_uct
 from arena_bots.core import selected_core
 from arena_bots.evaluators import Evaluator, RolloutEvaluator, encode_batch, masked_softmax, output_array
 from arena_bots.manifest import head_output_name
@@ -157,12 +156,19 @@ class UctPlayer:
         self.compiled = selected_core(core) == "compiled"
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        playouts = self.evaluator.playouts_per_leaf
-        if self.compiled and compiled_uct.supports(game, self.config, playouts, requests):
-            results = compiled_uct.search(requests, self.config)
-        else:
+        results = self._compiled_search(game, requests) if self.compiled else None
+        if results is None:
             results = search(game, self.evaluator, requests, self.config)
         return [_search_decision(result, 0.0, r.rng) for result, r in zip(results, requests, strict=True)]
+
+    def _compiled_search(self, game: Game, requests: Sequence[Request]) -> list[SearchResult] | None:
+        """The compiled UCT's results, or None where it cannot reproduce `search` (compiled_uct.supports).
+        Imported here: loading Numba takes about 0.3 s, which only this path needs."""
+        from arena_bots import compiled_uct
+
+        if not compiled_uct.supports(game, self.config, self.evaluator.playouts_per_leaf, requests):
+            return None
+        return compiled_uct.search(requests, self.config)
 
 
 class ChainPlayer:
