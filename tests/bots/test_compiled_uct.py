@@ -11,7 +11,7 @@ from pente_positions import near_full_state
 from arena_bots import compiled_uct
 from arena_bots.core import selected_core
 from arena_bots.evaluators import RolloutEvaluator
-from arena_bots.match import Request
+from arena_bots.match import MatchSetup, Request, play_many
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.players import UctPlayer
 from arena_games.bobail import GAME as BOBAIL
@@ -71,6 +71,17 @@ def test_the_uct_bot_decides_alike_on_both_cores():
         decisions.append([request.rng.bit_generator.state for request in requests])
     assert decisions[0] == decisions[2]
     assert decisions[1] == decisions[3]
+
+
+def test_whole_games_replay_the_same_on_both_cores():
+    """Two games in lockstep, uct against uct, short by their ply cap (so are the rollouts)."""
+    results = []
+    for core in ("reference", "compiled"):
+        players = (UctPlayer(simulations=30, core=core), UctPlayer(simulations=20, core=core))
+        setups = [MatchSetup(players=players, seed=seed, config={"ply_cap": 14}) for seed in (1, 2)]
+        results.append(play_many(PENTE, setups))
+    assert results[0] == results[1]
+    assert [(len(result.replay.steps), result.end_reason) for result in results[1]] == [(14, "ply cap")] * 2
 
 
 def test_the_compiled_search_checks_the_player_to_move():
