@@ -19,7 +19,7 @@ from arena_bots.manifest import Manifest
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
 from arena_bots.training.networks import MlpNet, build_network, parameter_count
-from arena_bots.training.run import RunSettings, settings_for, train_alphazero
+from arena_bots.training.run import Run, RunSettings, settings_for, train_alphazero
 from arena_bots.training.selfplay import Positions, SelfPlaySettings, play_generation, play_teacher_generation
 from arena_bots.training.trainer import TrainSettings
 from arena_bots.validation import validate
@@ -190,6 +190,18 @@ TINY = RunSettings(
     eval_pairs=1,
     eval_simulations=8,
 )
+
+
+def test_two_runs_from_one_seed_train_the_same_weights(tmp_path):
+    selfplay = dataclasses.replace(
+        TINY.selfplay, games=2, parallel=2, simulations=2, game_config={"max_turns": 8}
+    )
+    settings = dataclasses.replace(TINY, seed=5, selfplay=selfplay)
+    runs = [Run.open(tmp_path / name, BOBAIL, settings, fit_ratings) for name in ("a", "b")]
+    for run in runs:
+        run.train_generation()
+    first, second = (run.network.state_dict() for run in runs)
+    assert all(torch.equal(first[name], second[name]) for name in first)
 
 
 @pytest.mark.parametrize(

@@ -242,6 +242,7 @@ class Run:
 
     def __init__(self, folder: Path, game: Game, settings: RunSettings, fit_ratings: RatingFit) -> None:
         self.folder, self.game, self.settings, self.fit_ratings = folder, game, settings, fit_ratings
+        torch.manual_seed(settings.seed)  # the network's first weights: a run is reproducible from its seed
         self.network: AlphaZeroNet | MlpNet = build_network(game.spec, settings.blocks, settings.filters)
         self.optimizer = make_optimizer(self.network, settings.train)
         self.buffer = ReplayBuffer(
