@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ from arena_bots.training.dqn import (
     load_runner,
     random_heads,
 )
-from arena_bots.training.dqn_run import DqnSettings, export_network, train_dqn
+from arena_bots.training.dqn_run import DqnRun, DqnSettings, export_network, train_dqn
 from arena_bots.training.racing import CHECKPOINT_REWARD, TIMEOUT_REWARD, BlockerTrack, RunnerTrack, progress
 from arena_bots.validation import validate
 from arena_games.csb import playouts, rules
@@ -184,6 +186,17 @@ def test_a_resumed_run_continues_exactly(tmp_path):
     assert (tmp_path / "resumed" / "curve.png").exists()
     with pytest.raises(ValueError, match="csb only"):
         train_dqn("bobail", tmp_path / "other", max_steps=1)
+
+
+def test_progress_is_strict_json_before_a_td_error_is_measured(tmp_path):
+    train_dqn("csb", tmp_path / "run", max_steps=2, settings=TINY)  # no checkpoint: no TD error yet
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    saved = json.loads((tmp_path / "run" / "progress.json").read_text(), parse_constant=refuse)
+    assert saved["td_error"] is None
+    assert math.isnan(DqnRun.open(tmp_path / "run", None).progress.td_error)  # read back as NaN
 
 
 @pytest.mark.parametrize("blocker", [False, True])

@@ -52,7 +52,7 @@ from arena_bots.training.demonstrations import Demonstrations, record
 from arena_bots.training.environments import SmashEnvironments
 from arena_bots.training.evaluate import house_player, play_pairs, win_draw_loss
 from arena_bots.training.networks import TwoTowerNet
-from arena_bots.training.run import _atomic, _write_json
+from arena_bots.training.run import _atomic, _from_json, _write_json
 from arena_bots.training.vtrace import VtraceSettings, actor_critic_loss, masked_log_policy, vtrace
 from arena_games.smash import GAME
 
@@ -386,7 +386,7 @@ class Run:
                 with np.load(folder / "environments.npz") as arrays:
                     trainer.environments.load_arrays(dict(arrays))
                 progress = json.loads((folder / "progress.json").read_text())
-                trainer.progress = Progress(**{k: v for k, v in progress.items() if k != "rng"})
+                trainer.progress = _from_json(Progress, {k: v for k, v in progress.items() if k != "rng"})
                 trainer.rng.bit_generator.state = progress["rng"]
             return cls(folder, trainer)
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,7 @@ from arena_bots.training.dqn import (
     random_heads,
 )
 from arena_bots.training.racing import BlockerTrack, RunnerTrack, new_races
-from arena_bots.training.run import _atomic, _write_json
+from arena_bots.training.run import _atomic, _from_json, _write_json
 from arena_games.csb import encoding, physics, playouts, rules
 from arena_games.registry import get_game
 
@@ -321,7 +321,7 @@ class DqnRun:
         if (self.folder / "track-blocker.npz").exists():
             with np.load(self.folder / "track-blocker.npz") as data:
                 self.blocker().load(dict(data))
-        self.progress = DqnProgress(**json.loads((self.folder / "progress.json").read_text()))
+        self.progress = _from_json(DqnProgress, json.loads((self.folder / "progress.json").read_text()))
         self.wall_at_start = self.progress.wall_seconds
 
 

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -279,7 +280,7 @@ class Run:
             self.optimizer.load_state_dict(state["optimizer"])
             self.buffer.load(str(self.folder / "buffer.npz"))
             saved = json.loads((self.folder / "progress.json").read_text())
-            self.progress = Progress(**saved)
+            self.progress = _from_json(Progress, saved)
         ratings = self.folder / "ratings.json"
         if ratings.exists():
             self.records = [GameRecord(**r) for r in json.loads(ratings.read_text())["games"]]
@@ -424,4 +425,36 @@ def _atomic(path: Path, write: Callable[[str], None]) -> None:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    _atomic(path, lambda name: Path(name).write_text(json.dumps(data, indent=1)))
+    """`data` as strict JSON: a non-finite float (NaN: nothing measured yet) is written null, as
+    strict parsers refuse NaN; `_from_json` reads it back."""
+    text = json.dumps(_finite_or_null(data), indent=1, allow_nan=False)
+    _atomic(path, lambda name: Path(name).write_text(text))
+
+
+def _finite_or_null(value: Any) -> Any:
+    """`value` with every non-finite float in it replaced by None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(item) for item in value]
+    return value
+
+
+T = TypeVar("T")
+
+
+def _from_json(kind: type[T], data: Mapping[str, Any]) -> T:
+    """The dataclass `kind` from fields `_write_json` saved: a float (or a float of a dict of floats)
+    saved as null is NaN again. Fields it lacks keep their defaults."""
+    types = {field.name: field.type for field in dataclasses.fields(kind)}  # strings: postponed annotations
+
+    def restored(name: str, value: Any) -> Any:
+        if types.get(name) == "float" and value is None:
+            return math.nan
+        if types.get(name) == "dict[str, float]":
+            return {key: math.nan if item is None else item for key, item in value.items()}
+        return value
+
+    return kind(**{name: restored(name, value) for name, value in data.items()})
