@@ -8,13 +8,13 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Engine, event, func, update
+from sqlalchemy import Engine, delete, event, func, update
 from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.api.routes.ladders import LadderOut, Leaderboard, leaderboard_document
 from arena_platform.db import session
-from arena_platform.models import Bot, Pairing, Rating, User
+from arena_platform.models import Bot, PairCount, Pairing, Rating, User
 from arena_platform.store import bots, pairings, reads
 from arena_platform.store.ladders import get_ladder
 from arena_platform.store.ratings import refit_ladder
@@ -177,4 +177,39 @@ def test_a_rating_row_deleted_leaves_its_bot_unrated(engine: Engine, seeded):
             entry for entry in reads.leaderboard(db, ladder_id=seeded.ladder_id) if entry.name == "beta"
         )
         assert (beta.rank, beta.rating, beta.games, beta.provisional) == (None, None, 0, True)
+    assert_ready_rows_agree(engine, seeded.ladder_id)
+
+
+def pair_count(ladder_id: int, first: int, second: int, wins: int, draws: int, losses: int) -> PairCount:
+    """The PairCount row of `first`'s wins, draws and losses against `second`."""
+    if first > second:
+        first, second, wins, losses = second, first, losses, wins
+    return PairCount(
+        ladder_id=ladder_id,
+        low_bot_id=first,
+        high_bot_id=second,
+        low_wins=wins,
+        draws=draws,
+        high_wins=losses,
+    )
+
+
+def test_a_house_bot_that_lost_every_game_leaves_the_others_intervals_narrow(engine: Engine, seeded):
+    """Issue 23 item 9, through the store: `random` (a house bot) lost all its games, and the others'
+    leaderboard intervals still narrow with their games, so the provisional flag clears."""
+    measured = (seeded.alpha, seeded.beta, seeded.uct)
+    with session(engine) as db:  # the pair counts are the fit's whole input
+        db.exec(delete(PairCount).where(col(PairCount.ladder_id) == seeded.ladder_id))
+        for k, bot in enumerate(measured):
+            db.add_all(pair_count(seeded.ladder_id, bot, other, 110, 60, 110) for other in measured[k + 1 :])
+            db.add(pair_count(seeded.ladder_id, bot, seeded.random, 50, 0, 0))
+        db.commit()
+        assert refit_ladder(db, ladder_id=seeded.ladder_id)
+        board = {entry.bot_id: entry for entry in reads.leaderboard(db, ladder_id=seeded.ladder_id)}
+    for bot in measured:
+        assert board[bot].games == 2 * 280 + 50
+        assert (board[bot].high - board[bot].low) / 2 <= 50
+        assert not board[bot].provisional
+    assert board[seeded.random].losses == 150
+    assert board[seeded.random].provisional  # only the prior places it
     assert_ready_rows_agree(engine, seeded.ladder_id)
