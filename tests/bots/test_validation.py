@@ -773,13 +773,48 @@ def test_flops_follow_the_documented_counting_rule() -> None:
     report = validate_static(one_head(conv_net()).SerializeToString(), ONE_HEAD, SEARCH)
     assert report.ok, report.message
     conv = 2 * (30 * 4 * 4) * (3 * 3 * 3)  # output elements x input channels x kernel, multiply-add 2
-    per_element = 30 * 16 * 2 + 30 * 2 * 2 * 4 + 30 * 2 * 2  # BatchNorm, Relu; MaxPool 2x2; global pool
-    gemms = 2 * 32 * (16 + 2 + 1)  # the heads on 32 features
-    concat, tanh, renames = 32 + 18, 1, 0  # the features and the joined policy; Flatten and Squeeze rename
-    assert report.facts.flops_per_position == conv + per_element + gemms + concat + tanh + renames
+    passes = 50 * (30 * 16 * 2 + 32 + 18)  # BatchNorm, Relu; the concatenated features and policy
+    pools = 20 * (30 * 2 * 2) * (2 * 2) + 80 * (30 * 2 * 2)  # MaxPool's window elements; the global pool
+    gemms = 2 * 32 * (16 + 2 + 1)  # the heads on 32 features (more than one pass over their outputs)
+    tanh, renames = 80, 0  # the value; Flatten and Squeeze rename
+    assert report.facts.flops_per_position == conv + passes + pools + gemms + tanh + renames
     assert report.facts.evaluations_per_move == 201  # mcts: the root and the default 200 simulations
     assert report.facts.flops_per_move == 201 * report.facts.flops_per_position
     assert "per move (201 evaluations of one position)" in report.format_text()
+
+
+def widened(base: ModelProto, width: int) -> ModelProto:
+    """`base` (an mlp) with 'wide' (batch, 32 x `width`): its hidden layer tiled, as a hostile graph
+    would begin."""
+    return with_nodes(
+        base, [helper.make_node("Tile", ["hidden", "repeats"], ["wide"])], [ints("repeats", [1, width])]
+    )
+
+
+def test_a_variadic_max_counts_a_pass_per_input() -> None:
+    """The audit's case: Max of 1,900 inputs was counted as one pass (0.21 GFLOP a move, 4.1 s real)."""
+    hostile = with_nodes(widened(one_head(mlp()), 256), [helper.make_node("Max", ["wide"] * 1_900, ["top"])])
+    report = validate_static(hostile.SerializeToString(), ONE_HEAD, SEARCH)  # 201 evaluations a move
+    assert report.code == "flops_per_move_too_large", report.message
+    max_cost = 1_899 * (32 * 256) * 50  # inputs - 1 passes over its 8,192 outputs, 50 per element
+    assert max_cost < report.facts.flops_per_position < max_cost * 1.01
+
+
+@pytest.mark.parametrize(("op_type", "per_element"), [("Softmax", 200), ("Softplus", 2_000), ("Relu", 50)])
+def test_element_wise_chains_count_their_cost_per_element(op_type: str, per_element: int) -> None:
+    """A chain of element-wise nodes costs its elements times the operator's measured cost each (a
+    chain of Softmaxes counted 1 per element was undercounted about 25x)."""
+    chain = [helper.make_node(op_type, ["wide"], ["link0"])]
+    chain += [helper.make_node(op_type, [f"link{i}"], [f"link{i + 1}"]) for i in range(9)]
+    base = validate_static(widened(mlp(), 1_024).SerializeToString(), SPEC)
+    report = validate_static(with_nodes(widened(mlp(), 1_024), chain).SerializeToString(), SPEC)
+    assert report.facts.flops_per_position - base.facts.flops_per_position == 10 * 32 * 1_024 * per_element
+
+
+def test_a_long_softmax_chain_is_refused_before_it_runs() -> None:
+    """400 Softmaxes over 32,768 numbers: 13 MFLOP counted 1 per element, ~10 ms of CPU per position."""
+    chain = [helper.make_node("Softmax", [f"link{i}" if i else "wide"], [f"link{i + 1}"]) for i in range(400)]
+    rejected(with_nodes(widened(mlp(), 1_024), chain), "flops_too_large")
 
 
 def test_a_heavy_conv_net_is_refused_by_its_flops_per_move() -> None:

@@ -32,6 +32,24 @@ from arena_bots.validation.limits import WORKER_BATCH, ValidationLimits
 
 _UNKNOWN_ITEM_BYTES = 8
 _RENAMING_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Constant"})
+# What operators other than convolutions and matrix products cost, in FLOPs of the reference core:
+# the FLOPs a convolution does in the same CPU time. The reference core runs a convolution at about
+# 100 GFLOP/s (ONNX Runtime 1.32, one thread, 10 ps per FLOP), while an element-wise operator is
+# bound by memory or by its function, not by arithmetic: the table is its CPU time per element
+# there (the range measured on tensors of 256 KiB to 8 MiB, its upper end in units of 10 ps,
+# rounded). Counting such an operator as 1 per element undercounted a chain of Softmaxes ~25x.
+_PASS = 50  # one pass: arithmetic, comparisons, Clip, Relu, BatchNormalization, Cast, copies (0.2-0.5 ns)
+_COST_PER_ELEMENT: dict[str, int] = {
+    **dict.fromkeys(("Transpose", "Tile", "Pad", "GlobalAveragePool", "GlobalMaxPool"), 80),  # 0.4-0.8 ns
+    **dict.fromkeys(("Exp", "Tanh", "Sigmoid", "Erf", "HardSwish", "InstanceNormalization"), 80),  # 0.3-0.8
+    "Gelu": 150,  # 1.1-1.4 ns
+    **dict.fromkeys(("Softmax", "LogSoftmax"), 200),  # 0.5-2 ns: a max, a sum and an exp per row
+    **dict.fromkeys(("Log", "Elu", "Selu", "LayerNormalization"), 400),  # 1.4-3.9 ns
+    "Pow": 1_400,  # 7-14 ns
+    **dict.fromkeys(("Softplus", "Mish"), 2_000),  # 14-21 ns
+}
+_WINDOW_ELEMENT = 20  # a pooling window's element (a 3x3 window: 1.2-1.4 ns per output)
+_VARIADIC_OPS = frozenset({"Max", "Min"})  # the allowed operators that take any number of inputs
 _CHILD = Path(__file__).with_name("inference_child.py")
 _CHILD_CODES = ("onnx_invalid", "shape_inference_failed")
 _MESSAGE_CHARS = 400
@@ -223,16 +241,20 @@ def _peak_activation_bytes(model: ModelProto, shapes: Shapes, sizes: dict[str, i
 
 
 def node_flops(node: NodeProto, shapes: Shapes) -> int:
-    """Floating-point operations of one node, from static shapes alone. The counting rule:
+    """What one node costs, from static shapes alone, in FLOPs of the reference core: the floating-
+    point operations a convolution does there in the same CPU time (see _COST_PER_ELEMENT). The rule:
 
       Conv           2 x output elements x (input channels per group x kernel elements)
       ConvTranspose  2 x input elements x (output channels per group x kernel elements)
       MatMul, Gemm   2 x output elements x the inner dimension
-      MaxPool, AveragePool   output elements x kernel elements
+      MaxPool, AveragePool   output elements x kernel elements x _WINDOW_ELEMENT
+      Max, Min       (inputs - 1) x output elements x _PASS: each input is one more pass
       Reshape, Flatten, Squeeze, Unsqueeze, Identity, Shape, Constant   0 (they rename, not compute)
-      anything else  1 per element of its output or its first input, whichever is larger
-                     (activations, normalisations, element-wise arithmetic, reductions, copies)
-    A multiply-add counts 2, so a network's count is about twice its multiply-accumulates.
+      anything else  its elements (of its output or its first input, whichever is larger) x its
+                     cost per element (_COST_PER_ELEMENT; _PASS if not listed)
+    and every node but the renaming ones costs at least one pass over its output (a matrix product
+    with an inner dimension of 1 writes as much as a copy). A multiply-add counts 2, so a network of
+    convolutions counts about twice its multiply-accumulates.
     """
 
     def dims(index: int) -> tuple[int, ...]:
@@ -244,18 +266,22 @@ def node_flops(node: NodeProto, shapes: Shapes) -> int:
     if op in _RENAMING_OPS:
         return 0
     if op == "Conv":
-        return 2 * produced * math.prod(dims(1)[1:])
-    if op == "ConvTranspose":
-        return 2 * math.prod(dims(0)) * math.prod(dims(1)[1:])
-    if op == "MatMul":
-        return 2 * produced * dims(0)[-1]
-    if op == "Gemm":
+        arithmetic = 2 * produced * math.prod(dims(1)[1:])
+    elif op == "ConvTranspose":
+        arithmetic = 2 * math.prod(dims(0)) * math.prod(dims(1)[1:])
+    elif op == "MatMul":
+        arithmetic = 2 * produced * dims(0)[-1]
+    elif op == "Gemm":
         transposed = any(a.name == "transA" and a.i for a in node.attribute)
-        return 2 * produced * dims(0)[0 if transposed else 1]
-    if op in ("MaxPool", "AveragePool"):
+        arithmetic = 2 * produced * dims(0)[0 if transposed else 1]
+    elif op in ("MaxPool", "AveragePool"):
         kernel = next((list(a.ints) for a in node.attribute if a.name == "kernel_shape"), [])
-        return produced * math.prod(kernel)
-    return max(produced, math.prod(dims(0)))
+        arithmetic = produced * math.prod(kernel) * _WINDOW_ELEMENT
+    elif op in _VARIADIC_OPS:
+        arithmetic = (len(node.input) - 1) * produced * _PASS
+    else:
+        arithmetic = max(produced, math.prod(dims(0))) * _COST_PER_ELEMENT.get(op, _PASS)
+    return max(arithmetic, produced * _PASS)
 
 
 def _item_bytes(data_type: int) -> int:

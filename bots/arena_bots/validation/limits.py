@@ -27,7 +27,8 @@ class ValidationLimits:
     FLOPs per position (the counting rule is `bounds.node_flops`) and per move, that is per position
     times the network evaluations one move costs (simulations + 1 for an mcts player). The FLOP
     caps are set from the speed measured on one core (ONNX Runtime 1.32, one intra-op thread: the
-    zoo's Pente net, 58 MFLOP per position, runs about 100 GFLOP/s at batch 32). Then at runtime:
+    zoo's Pente net, 58 MFLOP of convolutions per position, runs about 100 GFLOP/s at batch 32;
+    other operators are counted at what they cost in that unit). Then at runtime:
     a call of WORKER_BATCH positions must stay well inside the model host's call timeout. Both
     runtime checks count the model host's CPU time, as a match does, so the server's load changes
     no verdict.
@@ -47,7 +48,7 @@ class ValidationLimits:
     # a WORKER_BATCH call is then at most 64 GFLOP, ~0.6 s on one core: the host_call_timeout_s of a
     # match holds on a machine 15x slower or busier than the one measured
     max_flops_per_position: int = 2_000_000_000  # multiply-adds count 2
-    # ~1 s of one core per move; the zoo's nets need 0.4 (Bobail) and 5.9 (Pente) at 100 simulations
+    # ~1 s of one core per move; the zoo's nets need 0.5 (Bobail) and 6.5 (Pente) at 100 simulations
     max_flops_per_move: int = 100_000_000_000
     inference_memory_bytes: int = 2048 * _MiB  # the address space of onnx's checker and shape inference
     inference_timeout_s: float = 60.0

@@ -15,7 +15,8 @@ Shape = list[int | str]  # "batch" stands for the dynamic batch dimension
 class ModelFacts:
     """What validation learnt about the model before it stopped; None where it did not get that far.
 
-    Bytes are bytes; FLOPs count a multiply-add as 2; tensor sizes are taken at `max_batch`.
+    Bytes are bytes; FLOPs are the reference core's (`bounds.node_flops`: a multiply-add counts 2,
+    other operators what they cost in that unit); tensor sizes are taken at `max_batch`.
     """
 
     file_bytes: int
