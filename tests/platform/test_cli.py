@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import socket
 
 import pytest
 
 from arena_bots.manifest import MAX_MODEL_BYTES, Manifest
 from arena_platform import cli
-from arena_platform.api.routes.bots import upload_bot
+from arena_platform.api.routes.bots import UploadForm
 from arena_platform.cli.common import MANIFEST_OPTIONS
 from arena_platform.client import default_url
 from arena_platform.settings import UPLOAD_FORM_BYTES, Settings
 
-NOT_MANIFEST = {"model", "game", "user", "session", "services"}  # the upload form's other parameters
+NOT_MANIFEST = {"game"}  # the upload form's field besides the file that overrides no manifest field
 
 
 def test_check_and_upload_take_the_upload_forms_manifest_fields() -> None:
-    form = set(inspect.signature(upload_bot).parameters) - NOT_MANIFEST
+    form = set(UploadForm.model_fields) - NOT_MANIFEST
     fields = {field.name for field in dataclasses.fields(Manifest)} - {"game", "game_version"}
     assert set(MANIFEST_OPTIONS) == form == fields
     for command in (["bot", "check"], ["upload"]):
