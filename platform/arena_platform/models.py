@@ -28,6 +28,10 @@ def _created() -> Any:
 
 
 class User(SQLModel, table=True):
+    """A name is unique regardless of case: `Alice` cannot join beside `alice`."""
+
+    __table_args__ = (Index("ux_user_lower_name", text("lower(name)"), unique=True),)
+
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(unique=True, index=True, max_length=64)
     created_at: datetime = _created()

@@ -3,6 +3,7 @@ data migrations carry the data of older schemas forward."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -87,26 +88,30 @@ def test_processes_started_together_on_a_fresh_database_all_migrate_it(empty_dat
         assert compare_metadata(MigrationContext.configure(connection), SQLModel.metadata) == []
 
 
-def test_bot_names_that_differ_only_in_case_stop_the_migration_until_renamed(empty_database: Engine):
+def test_names_that_differ_only_in_case_stop_the_migration_until_renamed(empty_database: Engine):
     migrate(empty_database, "0008")
     with session(empty_database) as db:
         ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
-        ada, bob = User(name="ada"), User(name="bob")
-        db.add_all([ladder, ada, bob])
+        ada, bob, ada_again = User(name="ada"), User(name="bob"), User(name="Ada")
+        db.add_all([ladder, ada, bob, ada_again])
         db.flush()
         network = {"ladder_id": ladder.id, "kind": "network", "player": "greedy"}
         first = _old_bot(db, owner_id=ada.id, name="Bob-bot", **network)
         _old_bot(db, owner_id=ada.id, name="Bob-bot", version=2, **network)
         clash = _old_bot(db, owner_id=bob.id, name="bob-bot", **network)
         db.commit()
-    with pytest.raises(RuntimeError, match=rf"ladder {ladder.id}: 'Bob-bot' \(bot {first}\); "
-                       rf"ladder {ladder.id}: 'bob-bot' \(bot {clash}\)\. From this version"):  # fmt: skip
+    bots = f"ladder {ladder.id}: bot 'Bob-bot' (id {first}); ladder {ladder.id}: bot 'bob-bot' (id {clash})"
+    listed = f"{bots}; user 'Ada' (id {ada_again.id}); user 'ada' (id {ada.id}). From this version"
+    with pytest.raises(RuntimeError, match=re.escape(listed)):
         migrate(empty_database)
     with empty_database.begin() as connection:  # what the operator does, as the message says
         connection.execute(text("UPDATE bot SET name = 'bob-bot-2' WHERE name = 'bob-bot'"))
+        connection.execute(text(f"UPDATE \"user\" SET name = 'ada-2' WHERE id = {ada_again.id}"))
     migrate(empty_database)
     with session(empty_database) as db, pytest.raises(IntegrityError):
         _old_bot(db, owner_id=bob.id, name="BOB-BOT", **network)
+    with session(empty_database) as db, pytest.raises(IntegrityError):
+        db.execute(insert(User).values(name="BOB", created_at=utc_now()))
 
 
 def test_pair_counts_are_counted_from_the_games_recorded_before_they_existed(empty_database: Engine):

@@ -94,6 +94,13 @@ def test_a_bot_name_belongs_to_its_first_owner_and_house_names_to_nobody(engine:
                 _upload(db, ladder, bob, name, model="b")
 
 
+def test_a_user_name_is_one_name_whatever_its_case(engine: Engine):
+    with session(engine) as db:
+        users.create_user(db, name="alice")
+        with pytest.raises(users.NameTaken, match="'Alice' is taken \\(as 'alice'\\)"):
+            users.create_user(db, name="Alice")
+
+
 def test_a_bot_name_is_one_name_whatever_its_case(engine: Engine):
     with session(engine) as db:
         ladder = ensure_ladder(db, game="bobail", simulations=16)

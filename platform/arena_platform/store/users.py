@@ -15,6 +15,7 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta
 
+from sqlalchemy import func
 from sqlmodel import Session, delete, select
 
 from arena_platform.models import ApiToken, UploadAttempt, User, utc_now
@@ -31,7 +32,7 @@ class InvalidName(ValueError):
 
 
 class NameTaken(ValueError):
-    """A user with this name exists already."""
+    """A user with this name exists already, whatever its case (`Alice` is `alice`)."""
 
 
 class TooManyTokens(ValueError):
@@ -57,8 +58,9 @@ def create_user(session: Session, *, name: str) -> tuple[User, str]:
     """
     if not (0 < len(name) <= MAX_NAME_CHARS and name.isprintable() and name == name.strip()):
         raise InvalidName(f"a user name is 1 to {MAX_NAME_CHARS} printable characters, got {name!r}")
-    if get_user_by_name(session, name=name) is not None:
-        raise NameTaken(f"the user name {name!r} is taken")
+    holder = session.exec(select(User.name).where(func.lower(User.name) == func.lower(name))).first()
+    if holder is not None:  # compared as the unique lower(name) index compares (SQLite folds ASCII only)
+        raise NameTaken(f"the user name {name!r} is taken" + (f" (as {holder!r})" if holder != name else ""))
     user = User(name=name)
     session.add(user)
     session.flush()

@@ -20,12 +20,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    _upgrade_case_insensitive_bot_names()  # first: it may refuse, before anything changed
+    _upgrade_case_insensitive_names()  # first: it may refuse, before anything changed
     _upgrade_token_listing()
 
 
 def downgrade() -> None:
-    _downgrade_case_insensitive_bot_names()
+    _downgrade_case_insensitive_names()
     _downgrade_token_listing()
 
 
@@ -42,25 +42,36 @@ def _downgrade_token_listing() -> None:
         table.drop_column("name")
 
 
-# (ladder id, name, its first bot id) of each spelling of a name that is spelled several ways on a ladder
-CASE_CLASHES = (
+# (ladder id, name, its first bot id) of each spelling of a bot name spelled several ways on a ladder
+BOT_CASE_CLASHES = (
     "SELECT ladder_id, name, min(id) FROM bot WHERE (ladder_id, lower(name)) IN "
     "(SELECT ladder_id, lower(name) FROM bot GROUP BY ladder_id, lower(name) "
     "HAVING count(DISTINCT name) > 1) GROUP BY ladder_id, name ORDER BY ladder_id, lower(name), name"
 )
+# (name, user id) of each user whose name another user spells otherwise
+USER_CASE_CLASHES = (
+    'SELECT name, id FROM "user" WHERE lower(name) IN '
+    '(SELECT lower(name) FROM "user" GROUP BY lower(name) HAVING count(*) > 1) ORDER BY lower(name), name'
+)
 
 
-def _upgrade_case_insensitive_bot_names() -> None:
-    """Bot names unique per ladder regardless of case (issue 23.20): one version number per
-    (ladder, lower(name)). Names that already differ only in case on a ladder are not renamed
-    behind their owners' backs: the migration stops and names them, for the operator to rename."""
-    clashes = op.get_bind().execute(sa.text(CASE_CLASHES)).all()
+def _upgrade_case_insensitive_names() -> None:
+    """Bot names unique per ladder, and user names unique, regardless of case (issue 23.20): one
+    version number per (ladder, lower(bot name)), one user per lower(name). Names that already
+    differ only in case are not renamed behind their owners' backs: the migration stops and names
+    them, for the operator to rename."""
+    bind = op.get_bind()
+    clashes = [
+        f"ladder {ladder}: bot {name!r} (id {bot})"
+        for ladder, name, bot in bind.execute(sa.text(BOT_CASE_CLASHES))
+    ]
+    clashes += [f"user {name!r} (id {user})" for name, user in bind.execute(sa.text(USER_CASE_CLASHES))]
     if clashes:
-        listed = "; ".join(f"ladder {ladder}: {name!r} (bot {first})" for ladder, name, first in clashes)
         raise RuntimeError(
-            f"bot names that differ only in case share a ladder: {listed}. From this version a name is "
-            "unique regardless of case: rename all but one of each (UPDATE bot SET name = '<new name>' "
-            "WHERE ladder_id = <ladder> AND name = '<old name>'), tell their owners, and start again"
+            f"names that differ only in case: {'; '.join(clashes)}. From this version bot names (on a "
+            "ladder) and user names are unique regardless of case: rename all but one of each (UPDATE bot "
+            "SET name = '<new>' WHERE ladder_id = <ladder> AND name = '<old>'; UPDATE \"user\" SET name = "
+            "'<new>' WHERE id = <id>), tell their owners, and start again"
         )
     op.create_index(
         "ux_bot_ladder_id_lower_name_version",
@@ -68,7 +79,9 @@ def _upgrade_case_insensitive_bot_names() -> None:
         ["ladder_id", sa.text("lower(name)"), "version"],
         unique=True,
     )
+    op.create_index("ux_user_lower_name", "user", [sa.text("lower(name)")], unique=True)
 
 
-def _downgrade_case_insensitive_bot_names() -> None:
+def _downgrade_case_insensitive_names() -> None:
+    op.drop_index("ux_user_lower_name", table_name="user")
     op.drop_index("ux_bot_ladder_id_lower_name_version", table_name="bot")
