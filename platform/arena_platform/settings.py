@@ -42,6 +42,7 @@ class Settings:
     header_timeout_seconds: int = 10  # a request's head (line and headers) must arrive within this
     uploads_per_hour: int = 20  # per user, counting the model's refusals too (not the platform's)
     tokens_per_user: int = 20  # active (unrevoked) API tokens one user may hold
+    tokens_per_hour: int = 20  # API tokens issued to one user per hour (revoked ones stay stored)
     predicts_per_minute: int = 30  # per client address, for predict requests without a token
     predicts_per_minute_per_token: int = 120  # per token owner (any address), for requests with one
     predict_max_simulations: int = 400  # the largest search budget predict runs (see PredictRequest)
@@ -111,6 +112,7 @@ class Settings:
             "header_timeout_seconds",
             "uploads_per_hour",
             "tokens_per_user",
+            "tokens_per_hour",
             "predicts_per_minute",
             "predicts_per_minute_per_token",
             "predict_max_simulations",

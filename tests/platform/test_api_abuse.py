@@ -266,3 +266,15 @@ def test_the_cli_lists_tokens(live_server, new_user, capsys):
     assert header.split() == ["id", "created", "last", "used", "name"]
     assert " UTC " in row
     assert token not in out
+
+
+def test_tokens_issued_and_revoked_in_a_loop_are_limited_per_hour(make_app, new_user):
+    token = new_user("alice")
+    with TestClient(make_app(tokens_per_hour=2)) as client:
+        statuses = []
+        for _ in range(3):
+            issued = client.post("/api/v1/tokens", headers=_auth(token))
+            statuses.append(issued.status_code)
+            if issued.status_code == 201:
+                client.delete(f"/api/v1/tokens/{issued.json()['token_id']}", headers=_auth(token))
+    assert statuses == [201, 201, 429]

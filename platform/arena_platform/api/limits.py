@@ -191,6 +191,7 @@ class RateLimits:
     accounts_by_address: RateLimiter  # self-serve accounts, per client address
     human_games_by_address: RateLimiter  # games against a bot started, per client address
     human_moves_by_address: RateLimiter  # moves in such games (the bot answers each), per client address
+    tokens_by_owner: RateLimiter  # API tokens issued, per user (revoked ones stay stored)
 
     @classmethod
     def of(cls, settings: Settings, redis: Redis | None = None) -> RateLimits:
@@ -207,4 +208,5 @@ class RateLimits:
             accounts_by_address=allowance("accounts_by_address", settings.accounts_per_hour, 3600),
             human_games_by_address=allowance("human_games_by_address", settings.human_games_per_hour, 3600),
             human_moves_by_address=allowance("human_moves_by_address", settings.human_moves_per_minute, 60),
+            tokens_by_owner=allowance("tokens_by_owner", settings.tokens_per_hour, 3600),
         )

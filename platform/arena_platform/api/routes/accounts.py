@@ -82,11 +82,24 @@ async def create_user(body: NewUser, session: SessionDep) -> NewAccount:
     return await run_in_threadpool(_create_user, session, body.name)
 
 
-@router.post("/tokens", status_code=201, summary="Issue another API token", responses=documented(401, 409))
+async def count_token(user: CurrentUser, services: ServicesDep) -> None:
+    """429 once the user was issued `tokens_per_hour` tokens within the hour: a revoked token's row
+    stays, so issuing and revoking in a loop must not grow the table without bound."""
+    await services.rates.tokens_by_owner.check(user.id, what="API tokens issued per hour per user")
+
+
+@router.post(
+    "/tokens",
+    status_code=201,
+    summary="Issue another API token",
+    responses=documented(401, 409, 429),
+    dependencies=[Depends(count_token)],
+)
 def issue_token(
     user: CurrentUser, session: SessionDep, services: ServicesDep, body: NewToken | None = None
 ) -> IssuedToken:
-    """409 `too_many_tokens` when you hold `tokens_per_user` active tokens already."""
+    """409 `too_many_tokens` when you hold `tokens_per_user` active tokens already; 429 when you
+    were issued `tokens_per_hour` within the hour."""
     try:
         token = users.issue_token(
             session,
