@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 from bobail.game import Game as LibraryGame
+from bobail_positions import NO_PAWN_MOVE_LINE, play
 
 from arena_games.api import BadConfig, BadStateDict, GameError, IllegalAction
 from arena_games.bobail import GAME, SPEC
@@ -41,14 +42,6 @@ from arena_games.bobail.rules import (
 
 # The library has no repetition draw; random games stay far below the turn cap (the longest seen: 118).
 LIBRARY_RULES = {"repetitions": 0}
-
-
-def play(moves, config=None) -> BobailState:
-    """The state after library-style (from, to) moves from the start."""
-    state = init(0, config)
-    for from_square, to_square in moves:
-        state = step(state, [(move_to_action(state, from_square, to_square),)])
-    return state
 
 
 def legal_moves(state: BobailState) -> set[tuple[int, int]]:
@@ -153,13 +146,10 @@ def test_random_games_agree_with_the_reference_library():
 
 
 def test_no_pawn_move_after_the_bobail_half_loses_as_in_the_library():
-    # Player 1 moves the bobail to 18, closing row 3; all its pawns are on row 4 and cannot move.
-    moves = [(2, 20), (13, 7), (21, 9), (7, 6), (1, 19), (6, 12), (9, 21), (12, 18), (4, 16)]
-    moves += [(18, 13), (24, 6), (13, 8), (3, 4), (8, 9), (6, 24), (9, 14), (5, 17), (14, 18)]
-    state = play(moves)
+    state = play(NO_PAWN_MOVE_LINE)
     assert (state.winner, state.ending, state.player, state.pawn_phase) == (0, "no pawn move", 1, True)
     library = LibraryGame()
-    for move in moves:
+    for move in NO_PAWN_MOVE_LINE:
         library.move(list(move))
     assert (library.is_over(), library.get_winner()) == (True, 1)
 
