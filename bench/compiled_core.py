@@ -1,4 +1,5 @@
-"""Compiled core benchmark: Pente's compiled UCT and step loop against OpenSpiel's C++ on gomoku.
+"""Compiled core benchmark: Pente's compiled UCT and step loop against OpenSpiel's C++ on gomoku,
+and the compiled step loops of the other games with kernels against their reference step loops.
 
 Usage: .venv/bin/python bench/compiled_core.py [--quick]
 
@@ -14,6 +15,10 @@ measurements interleaved round by round so that a change in load hits every row 
   step  moves/CPU-s of whole uniformly random games from the start, one game per call, the loop
         in compiled code (`kernels.playout_returns`) against OpenSpiel's C++ loop
         (`evaluate_bots` with uniform random bots). Target: >= 1x OpenSpiel.
+  cores moves/CPU-s of whole uniformly random games from the start on each core: Bobail's
+        compiled loop (`bobail.kernels.playout_returns`) against today's step loop, the reference
+        `Game.step` on a uniformly random action (engines.py's `bobail_stepped`).
+        Target: compiled >= 5x reference.
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
 without it the peer rows say so and the ratios are "-".
@@ -28,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from engines import bobail_stepped
 from timing import opening_positions
 
 from arena_bots import compiled_uct
@@ -35,6 +41,8 @@ from arena_bots.evaluators import RolloutEvaluator
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
 from arena_games import pcg64
+from arena_games.bobail import GAME as BOBAIL
+from arena_games.bobail import kernels as bobail_kernels
 from arena_games.pente import GAME as PENTE
 from arena_games.pente import kernels
 
@@ -43,6 +51,7 @@ try:
 except ImportError:  # the bench extra is not installed: no peer rows
     pyspiel = None
 
+STEP_TARGET = 5.0  # Bobail's (and CSB's, Smash's) compiled step loop against today's (issue 24)
 EXPLORATION = 2.0  # UCB1's c, OpenSpiel's default for its MCTS bot; the `uct` house bot's too
 NO_PEER = "OpenSpiel not installed (pip install open-spiel, the bench extra): no peer"
 
@@ -53,10 +62,11 @@ class Plan:
     simulations: int  # per search, OpenSpiel and the compiled UCT
     reference_simulations: int  # per search of the reference core
     games_per_call: int  # random games per step-loop measurement
+    reference_games: int  # ... of the reference core
 
 
-FULL = Plan(rounds=10, simulations=2000, reference_simulations=100, games_per_call=200)
-QUICK = Plan(rounds=2, simulations=200, reference_simulations=10, games_per_call=20)
+FULL = Plan(rounds=10, simulations=2000, reference_simulations=100, games_per_call=200, reference_games=40)
+QUICK = Plan(rounds=2, simulations=200, reference_simulations=10, games_per_call=20, reference_games=4)
 
 
 class Meter:
@@ -145,15 +155,46 @@ def step_meters(plan: Plan) -> list[Meter]:
     return meters
 
 
-def measure(plan: Plan) -> tuple[list[Meter], list[Meter]]:
+def random_pcg64_states(rng: np.random.Generator, count: int) -> np.ndarray:
+    """uint64 (count, pcg64.STATE_WORDS): `count` random PCG64 states (any state, an odd increment),
+    drawn in one call: a Generator per game would cost more than a short compiled game."""
+    states = rng.integers(0, 2**64, size=(count, pcg64.STATE_WORDS), dtype=np.uint64, endpoint=False)
+    states[:, pcg64.INC_LO] |= np.uint64(1)
+    states[:, pcg64.HAS_UINT32] = 0
+    return states
+
+
+def core_meters(plan: Plan) -> list[Meter]:
+    """Bobail's step loop on each core, whole random games from the start."""
+    histories, infos = bobail_kernels.pack([BOBAIL.init(0, None)])
+
+    def compiled(call: int) -> int:
+        games = plan.games_per_call
+        played = np.repeat(infos, games, axis=0)
+        rngs = random_pcg64_states(np.random.default_rng(call), games)
+        bobail_kernels.playout_returns(np.repeat(histories, games, axis=0), played, rngs)
+        return int(played[:, bobail_kernels.HALF_MOVES].sum())
+
+    def reference(call: int) -> int:
+        games = range(plan.reference_games)
+        return sum(bobail_stepped(np.random.default_rng((call, game))) for game in games)
+
+    return [
+        Meter("step, Bobail, compiled core", "half-moves", compiled),
+        Meter("step, Bobail, reference core", "half-moves", reference),
+    ]
+
+
+def measure(plan: Plan) -> tuple[list[Meter], list[Meter], list[Meter]]:
     """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds."""
     uct, step = uct_meters(plan, opening_positions(PENTE, 8)), step_meters(plan)
-    for meter in uct + step:
+    cores = core_meters(plan)
+    for meter in uct + step + cores:
         meter.work(0)
     for _ in range(plan.rounds):
-        for meter in uct + step:
+        for meter in uct + step + cores:
             meter.run()
-    return uct, step
+    return uct, step, cores
 
 
 def print_comparison(title: str, meters: list[Meter], target: float) -> None:
@@ -175,15 +216,29 @@ def print_comparison(title: str, meters: list[Meter], target: float) -> None:
         print(f"  compiled/reference core: {cores[0].rate / cores[1].rate:.0f}x")
 
 
+def print_cores(title: str, meters: list[Meter], target: float) -> None:
+    """Each meter's rate, then compiled against reference (meters in pairs) beside the target."""
+    print(f"\n{title}")
+    for meter in meters:
+        cost = f"{meter.calls} calls, {meter.seconds:.2f} CPU-s"
+        print(f"  {meter.name}: {meter.rate:,.0f} {meter.unit}/CPU-s ({cost})")
+    for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
+        game = compiled.name.split(", ")[1]
+        ratio = compiled.rate / reference.rate
+        print(f"  {game} step loop, compiled/reference core: {ratio:.1f}x (target >= {target:g}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few calls per measurement (seconds in all)")
     plan = QUICK if parser.parse_args().quick else FULL
     load = os.getloadavg()
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    uct, step = measure(plan)
+    uct, step, cores = measure(plan)
     print_comparison(f"UCT, one tree, {plan.simulations} simulations per search", uct, 1.0)
     print_comparison(f"step loop, {plan.games_per_call} random games per call", step, 1.0)
+    games = f"{plan.games_per_call} (compiled) and {plan.reference_games} (reference) random games per call"
+    print_cores(f"step loop on each core, {games}", cores, STEP_TARGET)
 
 
 if __name__ == "__main__":

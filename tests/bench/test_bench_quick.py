@@ -44,6 +44,7 @@ def test_engines_prints_the_unlike_and_the_like_for_like_ratios():
 def test_compiled_core_prints_its_ratios_to_openspiel_and_the_reference():
     out = run_quick("compiled_core.py")
     assert "compiled/reference core: " in out
+    assert "Bobail step loop, compiled/reference core: " in out
     if importlib.util.find_spec("pyspiel") is None:
         assert out.count("OpenSpiel not installed") == 2
     else:
