@@ -136,7 +136,7 @@ class _Plan:
     """The mutable working copy of a LadderState while one call books pairings.
 
     Bots are indexed oldest first (house bots first); matrices are (N, N) and symmetric, counts in
-    pairings; means and variances are in logits relative to the anchor.
+    pairings; means are in logits above the anchor, variances (logits^2) those of the table's intervals.
     """
 
     def __init__(self, state: LadderState, policy: SchedulePolicy) -> None:
@@ -237,14 +237,19 @@ def _beliefs(names: list[str], ratings: Mapping[str, tuple[float, float]]) -> tu
 
 
 def _information_gain(mean: np.ndarray, variance: np.ndarray, x: int, others: np.ndarray) -> np.ndarray:
-    """(K,) the expected drop of var(x) + var(other) (logits^2) from one game between x and each other.
+    """(K,) the expected information (nats) of one game between x and each other: the drop of
+    (log var(x) + log var(other)) / 2, the entropy of the two beliefs.
 
     Independent Gaussian beliefs updated by one Bradley-Terry game linearised at the mean (the
     Weng-Lin update with tau = 0): with v = var_x + var_y and I = p (1 - p) the game's Fisher
-    information, var_x drops by var_x^2 I / (1 + v I), and var_y alike. p is the win probability
-    averaged over the beliefs (the probit approximation), so close ratings and wide intervals gain most.
+    information, var_x shrinks by the factor 1 - var_x I / (1 + v I), and var_y alike. p is the win
+    probability averaged over the beliefs (the probit approximation), so close ratings and wide
+    intervals gain most. Relative drops, not absolute ones: a bot whose games are foregone losses
+    (`random`) keeps the wide interval only the prior gives it, and absolute drops chased it for
+    nothing (it played 41% of a simulated ladder's games; bench/ratings.py).
     """
     spread = variance[x] + variance[others]
     p = expit((mean[x] - mean[others]) / np.sqrt(1.0 + math.pi * spread / 8.0))
     information = p * (1.0 - p)
-    return information * (variance[x] ** 2 + variance[others] ** 2) / (1.0 + information * spread)
+    shrink = information / (1.0 + information * spread)  # times a variance: its relative drop, below 1
+    return -0.5 * (np.log1p(-variance[x] * shrink) + np.log1p(-variance[others] * shrink))

@@ -118,6 +118,19 @@ def test_the_informative_opponent_is_close_and_uncertain():
     assert (pairing.first, pairing.second, pairing.reason) == ("me", "close-wide", "informative")
 
 
+def test_a_bot_whose_games_are_foregone_losses_is_not_the_informative_opponent():
+    """`random` loses every game, so only the prior places it and its interval stays wide, while a
+    game against it teaches next to nothing. Counting absolute variance drops, the scheduler chose
+    it anyway (it played 41% of a simulated 9-bot ladder's games, bench/ratings.py)."""
+    bots = (LadderBot("me"), LadderBot("random"), LadderBot("peer"))
+    played = introduced(bots)
+    played[("random", "peer")] += 1  # `me` has played least: it picks the opponent
+    ratings = {"me": (0.0, 60.0), "random": (-1200.0, 320.0), "peer": (50.0, 60.0)}
+    state = LadderState(bots, played, {}, ratings)
+    [pairing] = next_pairings(state, 1, np.random.default_rng(0), SchedulePolicy(informative_share=1.0))
+    assert (pairing.first, pairing.second) == ("me", "peer")
+
+
 def test_no_bot_exceeds_its_in_flight_cap_and_games_are_shared_fairly():
     """Asynchronous workers: each step one pairing finishes and the free workers get new ones."""
     ladder = HOUSE + REGULARS
