@@ -268,15 +268,14 @@ def fit_pair_counts(
     if not problem.n:
         nothing = np.zeros(0)
         return _table(pairs.bots, record, rated, nothing, nothing, nothing, nothing)
+    given_reference = None if reference is None else np.isin(names, list(reference))
+    if given_reference is not None and not given_reference.any():
+        raise ValueError(f"no bot of the reference {sorted(reference)} has played a game")
     logits = _maximise_likelihood(problem)
-    information = problem.information(logits)
     measured = problem.measured()
-    house = measured & np.isin(names, list(anchors))
-    anchor_weights = _weighted_mean(information, house if house.any() else measured)
-    members = measured if reference is None else np.isin(names, list(reference))
-    if not members.any():
-        raise ValueError(f"no bot of the reference {sorted(reference or ())} has played a game")
-    reference_weights = _weighted_mean(information, members)
+    anchor_weights, reference_weights = _anchor_and_reference(
+        problem.information(logits), measured, np.isin(names, list(anchors)), given_reference
+    )
     dispersion = problem.dispersion(logits, measured)
     variances = dispersion * _contrast_variances(problem, logits, reference_weights)
     anchored = logits - anchor_weights @ logits
@@ -294,6 +293,16 @@ def _win_draw_loss(pairs: PairCounts) -> np.ndarray:
     draws = per_bot(pairs.draws, pairs.draws)
     losses = per_bot(pairs.high_wins, pairs.low_wins)
     return np.stack([wins, draws, losses], axis=1).astype(np.int64)
+
+
+def _anchor_and_reference(
+    information: np.ndarray, measured: np.ndarray, house: np.ndarray, reference: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) anchor weights and (N,) reference weights (see the module's conventions), from (N,) bool
+    masks: the measured bots, the house bots, and the reference bots given (None: the measured)."""
+    measured_house = measured & house
+    anchor = _weighted_mean(information, measured_house if measured_house.any() else measured)
+    return anchor, _weighted_mean(information, measured if reference is None else reference)
 
 
 def _weighted_mean(information: np.ndarray, members: np.ndarray) -> np.ndarray:

@@ -68,6 +68,8 @@ def test_a_75_percent_score_is_about_191_elo():
     assert difference == pytest.approx(Z_95 * math.sqrt(1 / (4000 * 0.75 * 0.25)) * ELO_PER_LOGIT, rel=0.01)
     assert table["strong"].half_width == pytest.approx(difference / 2)
     assert table["house"].half_width == pytest.approx(difference / 2)
+    with pytest.raises(ValueError, match="no bot of the reference"):
+        fit_ratings(results, anchors={"house"}, reference={"stranger"})
 
 
 def test_draws_count_half():
