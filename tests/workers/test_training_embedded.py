@@ -86,13 +86,14 @@ def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings:
 
 
 def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings: Settings):
-    ask = {"game": "smash", "kit": "actor-critic", "episodes": 50, "time_limit_seconds": 600}
+    ask = {"game": "smash", "kit": "actor-critic", "episodes": 20, "time_limit_seconds": 600}
     ask |= {"blocks": 1, "filters": 8, "checkpoint_every": 1}
     with _platform(settings) as (engine, client, headers):
         _, detail = _trained(client, headers, ask)
-        # A segment is a generation; the lanes' first games end in the second (about 70 of them).
+        # A segment is a generation; the lanes' first games end in the second (about 30 of them: no
+        # game ends within 16 turns, as skulls that do not fit are discarded).
         assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
-        assert detail["progress"]["games"] >= 50
+        assert detail["progress"]["games"] >= 20
         assert detail["progress"]["positions"] == 2 * 128 * 16  # 2 segments of 128 lanes x 16 turns
         assert all(point["policy"] == point["policy"] for point in detail["progress"]["losses"])  # no NaN
         bot_ids = _rated_checkpoints(engine, client, detail)
@@ -100,7 +101,7 @@ def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings:
         _, tuned = _trained(
             client, headers, ask | {"episodes": 1, "base_bot_id": bot_ids[-1], "bot_name": "tuned"}
         )
-        assert [c["version"] for c in tuned["checkpoints"]] == [1]
+        assert [c["version"] for c in tuned["checkpoints"]] == [1, 2]  # its first game ends in segment 2
 
 
 def test_the_dqn_kit_trains_a_csb_session_and_fine_tunes_it(settings: Settings):
