@@ -144,8 +144,9 @@ def play_ladder(ladder: SimulatedLadder, rounds: int, rng: np.random.Generator) 
         )
         state = LadderState(bots=bots, played=played, in_flight={}, ratings=estimates)
         pairings = next_pairings(state, PAIRINGS_PER_ROUND, rng)
-        seats = np.array([(created[p.first], created[p.second]) for p in pairings], dtype=np.int64)
-        seats = np.concatenate([seats, seats[:, ::-1]]).reshape(-1, 2)  # each pairing, seats swapped
+        booked = np.array([(created[p.first], created[p.second]) for p in pairings], dtype=np.int64)
+        booked = booked.reshape(-1, 2)  # (pairings, 2): first and second bot, even when none was booked
+        seats = np.concatenate([booked, booked[:, ::-1]]).reshape(-1, 2)  # each pairing, seats swapped
         played.update((p.first, p.second) for p in pairings)
         first.extend(seats[:, 0])
         second.extend(seats[:, 1])
