@@ -47,7 +47,7 @@ function sortedEntries() {
   });
 }
 
-/** The Elo range every bar is drawn on: all intervals, padded, with 0 (the house mean) inside. */
+/** The Elo range every bar is drawn on: all intervals, padded, with 0 (the scale's zero: the house bots the games place) inside. */
 function barDomain(entries) {
   const rated = entries.filter((entry) => entry.rating !== null);
   if (!rated.length) return null;
