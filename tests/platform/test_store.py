@@ -83,15 +83,18 @@ def test_reuploading_a_name_makes_a_new_version_and_keeps_the_old_playing_its_te
         assert second.manifest["player"] == "mcts"
 
 
-def test_a_bot_name_belongs_to_its_first_owner_and_house_names_to_nobody(engine: Engine):
+def test_a_bot_name_belongs_to_its_first_owner_whatever_its_case_and_house_names_to_nobody(engine: Engine):
     with session(engine) as db:
         ladder = ensure_ladder(db, game="bobail", simulations=16)
         alice, _ = users.create_user(db, name="alice")
         bob, _ = users.create_user(db, name="bob")
-        _upload(db, ladder, alice, "alpha", model="a")
-        for name in ("alpha", "random", "uct"):
-            with pytest.raises(bots.NameTaken):
+        _upload(db, ladder, alice, "Alpha", model="a")
+        for name in ("Alpha", "alpha", "random", "RANDOM", "uct"):
+            with pytest.raises(bots.NameTaken, match="taken on this ladder by someone else"):
                 _upload(db, ladder, bob, name, model="b")
+        with pytest.raises(bots.NameTaken, match="your bot is spelled 'Alpha'"):
+            _upload(db, ladder, alice, "ALPHA", model="c")
+        assert _upload(db, ladder, alice, "Alpha", model="d").version == 2
 
 
 def test_a_user_name_is_one_name_whatever_its_case(engine: Engine):
@@ -99,21 +102,6 @@ def test_a_user_name_is_one_name_whatever_its_case(engine: Engine):
         users.create_user(db, name="alice")
         with pytest.raises(users.NameTaken, match="'Alice' is taken \\(as 'alice'\\)"):
             users.create_user(db, name="Alice")
-
-
-def test_a_bot_name_is_one_name_whatever_its_case(engine: Engine):
-    with session(engine) as db:
-        ladder = ensure_ladder(db, game="bobail", simulations=16)
-        alice, _ = users.create_user(db, name="alice")
-        bob, _ = users.create_user(db, name="bob")
-        _upload(db, ladder, alice, "Bob-bot", model="a")
-        with pytest.raises(bots.NameTaken, match="taken on this ladder by someone else"):
-            _upload(db, ladder, bob, "bob-bot", model="b")
-        with pytest.raises(bots.NameTaken, match="your bot is spelled 'Bob-bot'"):
-            _upload(db, ladder, alice, "BOB-BOT", model="c")
-        with pytest.raises(bots.NameTaken):
-            _upload(db, ladder, bob, "RANDOM", model="d")  # a house bot's
-        assert _upload(db, ladder, alice, "Bob-bot", model="e").version == 2
 
 
 def test_a_ladder_made_before_a_house_bot_joined_its_game_gains_it_once(engine: Engine, monkeypatch):
