@@ -1,0 +1,71 @@
+"""NumPy's own float64 ufunc loops, called from compiled code, where a reference rule's result depends
+on NumPy's implementation of a function rather than the C library's (ARCHITECTURE "Compiled core").
+
+On a CPU with AVX-512, NumPy computes `np.arctan2` with its own vector code (SVML), which differs
+from the C library's `atan2` (what Numba's `math.atan2` calls) by one unit in the last place for
+about 8% of arguments, scalars included. So a kernel that must equal a rule written with
+`np.arctan2` calls NumPy's loop itself: `binary_loop(np.arctan2)` reads the ufunc's float64 loop
+(a C function pointer) once per process, `new_frame` makes the scratch one call needs, and `call`
+evaluates it on one pair of numbers (about 70 ns). The loop is passed to the kernels as an argument,
+so that Numba's cache holds no address of this process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from numba import njit
+
+# A ufunc's inner loop: void loop(char **args, npy_intp const *dimensions, npy_intp const *steps, void *data).
+LOOP = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_FLOAT64_BINARY = "dd->d"
+# A frame: float64 (FRAME,) = [y, x, out] and then, as raw words, the call's arguments: the pointers
+# to y, x and out, the dimension (1) and the steps (8 bytes each).
+_ARGS, _DIMENSIONS, _STEPS, FRAME = 3, 6, 7, 10
+
+
+class _UFuncObject(ctypes.Structure):
+    """The head of NumPy's PyUFuncObject (numpy/ufuncobject.h), up to the loops and their data."""
+
+    _fields_ = [
+        ("ob_refcnt", ctypes.c_ssize_t),
+        ("ob_type", ctypes.c_void_p),
+        ("nin", ctypes.c_int),
+        ("nout", ctypes.c_int),
+        ("nargs", ctypes.c_int),
+        ("identity", ctypes.c_int),
+        ("functions", ctypes.POINTER(ctypes.c_void_p)),
+        ("data", ctypes.POINTER(ctypes.c_void_p)),
+    ]
+
+
+def binary_loop(ufunc: np.ufunc) -> tuple[ctypes._CFuncPtr, int]:
+    """(loop, data) of `ufunc`'s float64 loop of two inputs, as this process's NumPy dispatched it;
+    ValueError if it has none."""
+    if ufunc.nin != 2 or _FLOAT64_BINARY not in ufunc.types:
+        raise ValueError(f"{ufunc.__name__} has no {_FLOAT64_BINARY} loop")
+    index = ufunc.types.index(_FLOAT64_BINARY)
+    head = _UFuncObject.from_address(id(ufunc))
+    return LOOP(head.functions[index]), head.data[index] or 0
+
+
+@njit(cache=True)
+def new_frame() -> np.ndarray:
+    """A frame for `call` (float64 (FRAME,)); it must stay where it is while it is used."""
+    frame = np.zeros(FRAME)
+    words = frame.view(np.int64)
+    for argument in range(3):
+        words[_ARGS + argument] = frame.ctypes.data + 8 * argument
+        words[_STEPS + argument] = 8
+    words[_DIMENSIONS] = 1
+    return frame
+
+
+@njit(cache=True)
+def call(loop, data: int, frame: np.ndarray, first: float, second: float) -> float:
+    """The ufunc of (loop, data) on (first, second), e.g. np.arctan2(y, x) for first = y, second = x."""
+    frame[0], frame[1] = first, second
+    base = frame.ctypes.data
+    loop(base + 8 * _ARGS, base + 8 * _DIMENSIONS, base + 8 * _STEPS, data)
+    return frame[2]
