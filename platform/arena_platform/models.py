@@ -103,7 +103,8 @@ class Pairing(SQLModel, table=True):
     """Two bots, `games_per_pairing` games from one opening with seats swapped (fishtest's pairs).
 
     Life cycle: queued -> running (claimed with a lease by one worker, renewed by heartbeats)
-    -> done, or back to queued when the lease expires, or failed after `max_attempts`.
+    -> done, or back to queued when its worker gives it back, dies or goes silent, or failed once
+    `max_attempts` failures were its own (store.pairings).
     """
 
     # the leaderboard's progress counts a ladder's pairings by state
@@ -115,7 +116,8 @@ class Pairing(SQLModel, table=True):
     bot_b_id: int = Field(foreign_key="bot.id", index=True)
     seed: int
     status: str = Field(default="queued", max_length=16, index=True)
-    attempts: int = 0
+    attempts: int = 0  # failures that may be its own (store.pairings says which)
+    isolated: bool = False  # its worker died while it played with others: it is played alone since
     lease_owner: str | None = Field(default=None, max_length=128)
     lease_expires_at: datetime | None = _time(nullable=True, index=True)
     created_at: datetime = _created()
@@ -338,7 +340,9 @@ class TrainingCheckpoint(SQLModel, table=True):
 
 class WorkerBeat(SQLModel, table=True):
     """A worker process alive on `queues`, beating every heartbeat: the API refuses training
-    sessions (503) while no worker consuming the training queue has beaten within a lease."""
+    sessions (503) while no worker consuming the training queue has beaten within a lease. Every
+    process that plays or trains beats too, under its lease-owner prefix and with no queues: the
+    sweeper takes a silent one's pairings and sessions back (arena_workers.liveness)."""
 
     name: str = Field(primary_key=True, max_length=128)  # the worker's node name
     queues: str = Field(max_length=200)  # comma-separated

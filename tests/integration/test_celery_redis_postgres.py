@@ -7,14 +7,18 @@ seconds renewed every second, the sweeper every second.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import make_url
 from sqlmodel import col, select
 
 from arena_bots.manifest import Manifest
@@ -29,6 +33,7 @@ from arena_platform.settings import Settings
 from arena_platform.store import bots as bot_store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.pairings import pairing_seed
 from arena_platform.store.ratings import refit_ladder
 from arena_workers import runner
 from arena_workers.runner import WorkerContext
@@ -146,29 +151,12 @@ def test_workers_play_a_ladder_of_house_and_network_bots_end_to_end(
 def test_a_pairing_killed_mid_play_is_finished_by_another_worker_and_counted_once(
     engine, blobs, worker_environment, start_worker, redis_url, tmp_path
 ):
-    with session(engine) as db:
-        ladder = Ladder(
-            name="chaos", game="bobail", game_version=get_game("bobail").spec.version, simulations=32, seed=7
-        )
-        db.add(ladder)
-        db.flush()
-        db.add(Bot(ladder_id=ladder.id, name="uct", kind="house", player="uct"))
-        db.add(
-            Bot(ladder_id=ladder.id, name="uct-64", kind="house", player="uct", manifest={"simulations": 64})
-        )
-        db.commit()
+    ladder = _chaos_ladder(engine, simulations=32)
     environment = worker_environment(**WORKER_SETTINGS)
     doomed = start_worker(environment)
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
 
-    def in_play_for_a_while() -> bool:
-        """A pairing is running and was claimed (or last renewed) at least 0.3 s ago."""
-        soon = utc_now() + timedelta(seconds=WORKER_SETTINGS["lease_seconds"] - 0.3)
-        with session(engine) as db:
-            running = select(Pairing).where(Pairing.status == "running", Pairing.lease_expires_at < soon)
-            return db.exec(running).first() is not None
-
-    wait_until(in_play_for_a_while, "the first worker plays a pairing")
+    wait_until(lambda: _in_play_for_a_while(engine), "the first worker plays a pairing")
     doomed.kill()
     with session(engine) as db:
         killed = db.exec(select(Pairing).where(Pairing.status == "running")).all()
@@ -185,66 +173,278 @@ def test_a_pairing_killed_mid_play_is_finished_by_another_worker_and_counted_onc
         with session(engine) as db:
             return all(db.get(Pairing, pairing_id).status == "done" for pairing_id in killed_ids)
 
-    wait_until(rescued, "the second worker finished the killed pairings")
+    wait_until(rescued, "the second worker finished the killed pairings", timeout=2 * TIMEOUT_S)
     rescuer.kill()
     print(f"killed {killed_ids}\n--- first worker\n{doomed.output()}\n--- second worker\n{rescuer.output()}")
 
-    with session(engine) as db:  # its own session: a refit that finds nothing new rolls back
-        refit_ladder(db, ladder_id=ladder.id)
+    _assert_played_as_if_undisturbed(engine, ladder.id, tmp_path / "reference")
     with session(engine) as db:
-        for pairing_id in killed_ids:
-            assert db.get(Pairing, pairing_id).attempts == 2
+        for pairing_id in killed_ids:  # a death in a batch costs none of its pairings an attempt
+            assert db.get(Pairing, pairing_id).attempts == 0
+
+
+def _in_play_for_a_while(engine) -> bool:
+    """A pairing is running and was claimed (or last renewed) at least 0.3 s ago (WORKER_SETTINGS)."""
+    soon = utc_now() + timedelta(seconds=WORKER_SETTINGS["lease_seconds"] - 0.3)
+    with session(engine) as db:
+        running = select(Pairing).where(Pairing.status == "running", Pairing.lease_expires_at < soon)
+        return db.exec(running).first() is not None
+
+
+def _chaos_ladder(engine, *, simulations: int) -> Ladder:
+    """A ladder of two house bots, uct and uct at twice the ladder's `simulations`."""
+    with session(engine) as db:
+        game_version = get_game("bobail").spec.version
+        ladder = Ladder(
+            name="chaos", game="bobail", game_version=game_version, simulations=simulations, seed=7
+        )
+        db.add(ladder)
+        db.flush()
+        strong = {"simulations": 2 * simulations}
+        db.add(Bot(ladder_id=ladder.id, name="uct", kind="house", player="uct"))
+        db.add(Bot(ladder_id=ladder.id, name="uct-strong", kind="house", player="uct", manifest=strong))
+        db.commit()
+        db.refresh(ladder)
+        return ladder
+
+
+def _assert_played_as_if_undisturbed(engine, ladder_id: int, folder: Path) -> None:
+    """No pairing of the ladder failed, each done one was played with its planned seed, and its games
+    (replay hashes included) and the ratings are those of the same pairings played undisturbed."""
+    with session(engine) as db:  # its own session: a refit that finds nothing new rolls back
+        refit_ladder(db, ladder_id=ladder_id)
+    with session(engine) as db:
+        ladder = db.get(Ladder, ladder_id)
+        assert db.exec(select(Pairing).where(Pairing.status == "failed")).all() == []
         done = db.exec(select(Pairing).where(Pairing.status == "done").order_by(Pairing.id)).all()
+        assert [p.seed for p in done] == [pairing_seed(ladder.seed, p.id) for p in done]
         games = db.exec(select(GameRecord).order_by(GameRecord.pairing_id, GameRecord.index)).all()
         assert [(g.pairing_id, g.index) for g in games] == [(p.id, i) for p in done for i in (0, 1)]
         disturbed = _leaderboard(db), [_game_row(g) for g in games]
         bots = db.exec(select(Bot)).all()
-        ladder = db.get(Ladder, ladder.id)
 
-    undisturbed = _undisturbed_run(tmp_path / "reference", ladder, bots, done)
-    assert disturbed[1] == undisturbed[1]  # every game, replay hash included, as without the kill
+    undisturbed = _undisturbed_run(folder, ladder, bots, done)
+    assert disturbed[1] == undisturbed[1]  # every game, replay hash included, as without the faults
     assert disturbed[0].keys() == undisturbed[0].keys()
     for bot, row in disturbed[0].items():
         assert row == pytest.approx(undisturbed[0][bot])
 
 
-def test_a_pairing_whose_workers_keep_dying_is_failed_and_booked_again_so_no_game_is_lost(
+# Leases long enough that a dead worker is always found by its silent heartbeat first (two beats,
+# once the sweeper has watched the beats for two: its process may take seconds to start on a busy machine).
+DEATH_SETTINGS = WORKER_SETTINGS | {"lease_seconds": 20}
+
+
+def test_a_pairing_whose_worker_dies_whenever_it_plays_alone_is_failed_and_booked_again(
     engine, worker_environment, start_worker, redis_url
 ):
     with session(engine) as db:
         ladder = ensure_ladder(db, game="bobail", simulations=48, seed=9)  # two house bots: random, uct
         db.commit()
-    environment = worker_environment(**WORKER_SETTINGS, max_attempts=1)  # one death fails a pairing
+    environment = worker_environment(**DEATH_SETTINGS, max_attempts=1)  # one death alone fails it
     start_worker(environment, beat=True)
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
+    killed: set[str] = set()
+    doomed = _kill_its_worker(engine, None, killed)  # in its batch: isolated, at no cost
+    while _pairing(engine, doomed.id).status != "failed":  # alone: its own death, and out of attempts
+        _kill_its_worker(engine, doomed.id, killed, stop_when=lambda: _pairing(engine, doomed.id).finished_at)
 
-    def a_running_pairing() -> Pairing | None:
+    def replaced() -> bool:
         with session(engine) as db:
-            return db.exec(select(Pairing).where(Pairing.status == "running")).first()
+            return len(db.exec(select(Pairing).where(Pairing.status == "done")).all()) >= 2
 
-    wait_until(lambda: a_running_pairing() is not None, "a pool child plays a pairing")
-    doomed = a_running_pairing()
-    os.kill(int(doomed.lease_owner.split("/")[1]), signal.SIGKILL)  # the pool child, not the worker
-
-    def failed_and_replaced() -> bool:
-        with session(engine) as db:
-            pairings = db.exec(select(Pairing)).all()
-        done = [p for p in pairings if p.status == "done"]
-        return any(p.id == doomed.id and p.status == "failed" for p in pairings) and len(done) >= 2
-
-    wait_until(failed_and_replaced, "the failed pairing's pair is booked and played again")
+    wait_until(replaced, "the failed pairing's pair is booked and played again")
     with session(engine) as db:
         failed = db.get(Pairing, doomed.id)
-        assert "went silent" in failed.error
+        assert (failed.attempts, failed.isolated) == (1, True)
+        assert "while played alone" in failed.error
         done = [p.id for p in db.exec(select(Pairing).where(Pairing.status == "done"))]
         assert len(done) >= DEFAULT_POLICY.house_pairings  # the introduction owed, every game of it played
-        games = db.exec(
-            select(GameRecord).where(col(GameRecord.pairing_id).in_(done))
-        ).all()  # the worker goes on
+        games = db.exec(select(GameRecord).where(col(GameRecord.pairing_id).in_(done))).all()
         assert sorted((g.pairing_id, g.index) for g in games) == [
             (p, i) for p in sorted(done) for i in (0, 1)
         ]
         assert all(g.forfeit_seat is None for g in games)
+
+
+def test_three_kills_of_one_pairings_worker_cost_it_nothing_and_change_no_result(
+    engine, worker_environment, start_worker, redis_url, tmp_path
+):
+    ladder = _chaos_ladder(engine, simulations=8)
+    workers = [start_worker(worker_environment(**DEATH_SETTINGS), beat=True)]
+    celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
+    killed: set[str] = set()
+    target = _kill_its_worker(engine, None, killed)
+    for _ in range(2):
+        _kill_its_worker(engine, target.id, killed)
+    wait_until(lambda: _pairing(engine, target.id).status == "done", "the pairing was played at last")
+    workers[0].kill()
+    print(f"killed {sorted(killed)}\n--- the worker\n{workers[0].output()}")
+    played = _pairing(engine, target.id)
+    assert (played.attempts, played.isolated) == (2, True)  # of max_attempts 3: a third would be its last
+    _assert_played_as_if_undisturbed(engine, ladder.id, tmp_path / "reference")
+
+
+def test_a_redis_outage_mid_play_costs_no_attempt_and_changes_no_result(
+    engine, worker_environment, start_worker, redis_url, tcp_proxy, tmp_path
+):
+    ladder = _chaos_ladder(engine, simulations=8)
+    broker = make_url(redis_url)
+    proxy = tcp_proxy(broker.port or 6379)
+    proxied = f"redis://127.0.0.1:{proxy.port}/{broker.database}"
+    worker = start_worker(worker_environment(**WORKER_SETTINGS, broker_url=proxied), beat=True)
+    try:
+        _outage_mid_play(engine, redis_url, ladder.id, proxy, seconds=3)
+    finally:
+        worker.kill()
+        print(worker.output())
+    _assert_played_as_if_undisturbed(engine, ladder.id, tmp_path / "reference")
+
+
+def test_a_postgresql_outage_mid_play_costs_no_attempt_and_changes_no_result(
+    engine, worker_environment, start_worker, redis_url, postgres_url, tcp_proxy, tmp_path
+):
+    ladder = _chaos_ladder(engine, simulations=8)
+    database = make_url(postgres_url)
+    proxy = tcp_proxy(database.port or 5432)
+    proxied = database.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    worker = start_worker(worker_environment(**WORKER_SETTINGS, database_url=proxied), beat=True)
+    try:
+        _outage_mid_play(engine, redis_url, ladder.id, proxy, seconds=2 * WORKER_SETTINGS["lease_seconds"])
+    finally:
+        worker.kill()
+        print(worker.output())
+    _assert_played_as_if_undisturbed(engine, ladder.id, tmp_path / "reference")
+
+
+def _outage_mid_play(engine, redis_url: str, ladder_id: int, proxy: TcpProxy, *, seconds: float) -> None:
+    """Books the ladder's first round, cuts `proxy` for `seconds` while a pairing plays, and waits
+    until every pairing in flight then is done, none of them charged an attempt."""
+    celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder_id)
+    wait_until(lambda: _in_play_for_a_while(engine), "a worker plays a pairing")
+    with session(engine) as db:
+        in_flight = [
+            p.id for p in db.exec(select(Pairing).where(col(Pairing.status).in_(["queued", "running"])))
+        ]
+    proxy.cut()
+    time.sleep(seconds)
+    proxy.restore()
+
+    def all_done() -> bool:
+        return all(_pairing(engine, pairing_id).status == "done" for pairing_id in in_flight)
+
+    wait_until(all_done, "the pairings in flight during the outage are played", timeout=2 * TIMEOUT_S)
+    assert [_pairing(engine, pairing_id).attempts for pairing_id in in_flight] == [0] * len(in_flight)
+
+
+def _running(engine, pairing_id: int | None = None) -> list[Pairing]:
+    """The running pairings (only `pairing_id`, when given)."""
+    statement = select(Pairing).where(Pairing.status == "running")
+    if pairing_id is not None:
+        statement = statement.where(Pairing.id == pairing_id)
+    with session(engine) as db:
+        return list(db.exec(statement))
+
+
+def _pairing(engine, pairing_id: int) -> Pairing:
+    with session(engine) as db:
+        return db.get(Pairing, pairing_id)
+
+
+def _kill_its_worker(
+    engine, pairing_id: int | None, killed: set[str], stop_when: Callable[[], object] = lambda: False
+) -> Pairing:
+    """Waits until `pairing_id` (any pairing, when None) runs under a claim not in `killed`, and
+    SIGKILLs the pool child that holds it (the lease owner is "<host>/<pid>/<token>/<claim>"),
+    adding the claim to `killed`; the pairing. Returns early, without killing, once `stop_when`."""
+    found: list[Pairing] = []
+
+    def claimed_anew() -> bool:
+        found[:] = [p for p in _running(engine, pairing_id) if p.lease_owner not in killed]
+        return bool(found) or bool(stop_when())
+
+    wait_until(claimed_anew, f"pairing {pairing_id or 'any'} is claimed again", timeout=2 * TIMEOUT_S)
+    if not found:
+        return _pairing(engine, pairing_id)
+    os.kill(int(found[0].lease_owner.split("/")[1]), signal.SIGKILL)
+    killed.add(found[0].lease_owner)
+    return found[0]
+
+
+class TcpProxy:
+    """A loopback TCP forwarder to a local port that a test can `cut` (every connection closed, new
+    ones closed at once) and `restore`: an outage of the server behind it for the clients that reach
+    it through the proxy, while the shared server itself runs on for everyone else."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target = ("127.0.0.1", target_port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._open = threading.Event()
+        self._open.set()
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        threading.Thread(target=self._accept, name="tcp-proxy", daemon=True).start()
+
+    def cut(self) -> None:
+        self._open.clear()
+        with self._lock:
+            sockets, self._sockets = self._sockets, set()
+        for connection in sockets:
+            _close(connection)
+
+    def restore(self) -> None:
+        self._open.set()
+
+    def close(self) -> None:
+        self.cut()
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:  # closed
+                return
+            try:
+                if not self._open.is_set():
+                    raise ConnectionRefusedError("the proxy is cut")
+                upstream = socket.create_connection(self._target)
+            except OSError:
+                _close(client)
+                continue
+            with self._lock:
+                self._sockets |= {client, upstream}
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        _close(source)
+        _close(sink)
+
+
+def _close(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
+    connection.close()
+
+
+@pytest.fixture
+def tcp_proxy() -> Iterator[Callable[[int], TcpProxy]]:
+    """`tcp_proxy(port)`: a TcpProxy to 127.0.0.1:`port`, closed after the test."""
+    proxies: list[TcpProxy] = []
+
+    def start(port: int) -> TcpProxy:
+        proxies.append(TcpProxy(port))
+        return proxies[-1]
+
+    yield start
+    for proxy in proxies:
+        proxy.close()
 
 
 def _is_dead(pid: int) -> bool:

@@ -58,6 +58,21 @@ def _old_bot(db, **values: object) -> int:
     return db.execute(statement).scalar_one()
 
 
+# The pairing table as the migrations before 0009 made it (the model has a column added since).
+OLD_PAIRING = table(
+    "pairing",
+    *(column(name) for name in ("id", "ladder_id", "bot_a_id", "bot_b_id", "seed", "status", "attempts")),
+    column("created_at"),
+)
+
+
+def _old_pairing(db, **values: object) -> Pairing:
+    """Inserts a pairing into a schema older than 0009; it, as a detached model."""
+    values = {"status": "queued", "attempts": 0} | values
+    statement = insert(OLD_PAIRING).values(created_at=utc_now(), **values).returning(OLD_PAIRING.c.id)
+    return Pairing(id=db.execute(statement).scalar_one(), **values)
+
+
 def test_the_migrations_build_the_schema_the_models_declare(empty_database: Engine):
     migrate(empty_database)
     with empty_database.connect() as connection:
@@ -134,9 +149,9 @@ def test_pair_counts_are_counted_from_the_games_recorded_before_they_existed(emp
             for name in "abc"
         }
         for seed, (first, second, score) in enumerate(games):
-            pairing = Pairing(ladder_id=ladder.id, bot_a_id=bots[first], bot_b_id=bots[second], seed=seed)
-            db.add(pairing)
-            db.flush()
+            pairing = _old_pairing(
+                db, ladder_id=ladder.id, bot_a_id=bots[first], bot_b_id=bots[second], seed=seed
+            )
             db.add(_game(pairing, score))
         db.commit()
         a, b, c = (bots[name] for name in "abc")
@@ -188,10 +203,8 @@ def test_the_leaderboard_rows_are_backfilled_and_then_kept(empty_database: Engin
         )
         db.add(Rating(ladder_id=ladder.id, bot_id=rated, rating=12.5, low=1.0, high=24.0, games=3,
                       wins=2, draws=1, losses=0, provisional=False))  # fmt: skip
-        db.add_all(
-            Pairing(ladder_id=ladder.id, bot_a_id=rated, bot_b_id=house, seed=seed, status=status)
-            for seed, status in enumerate(("done", "done", "queued", "failed"))
-        )
+        for seed, status in enumerate(("done", "done", "queued", "failed")):
+            _old_pairing(db, ladder_id=ladder.id, bot_a_id=rated, bot_b_id=house, seed=seed, status=status)
         db.commit()
         ids = ladder.id, rated, house
 

@@ -174,7 +174,7 @@ def test_stopping_gives_the_running_pairings_back_and_a_restart_resumes_them(set
 
     with EmbeddedWorker(settings, engine=engine, blobs=blobs):  # its broker is new and empty
         _wait_for(
-            lambda: ("running", 1) in {_statuses(engine)[pairing_id] for pairing_id in given_back},
+            lambda: ("running", 0) in {_statuses(engine)[pairing_id] for pairing_id in given_back},
             "the given-back pairings were not taken up again at once after the restart",
         )
 

@@ -7,18 +7,18 @@ import hashlib
 import itertools
 import os
 import signal
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from played import placeholder_game
 from sqlalchemy import Engine, update
+from sqlalchemy.exc import OperationalError
 from sqlmodel import col, func, select
 
 from arena_bots import host as host_module
@@ -35,16 +35,19 @@ from arena_platform.scheduling import SchedulePolicy
 from arena_platform.settings import Settings
 from arena_platform.store import bots as bot_store
 from arena_platform.store import pairings as store
+from arena_platform.store import training as training_store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder, refit_ladder
 from arena_platform.store.results import PlayedGame, record_pairing, recount_pairs
 from arena_platform.store.scheduling import QUARANTINE_FAILURES, ladder_state
 from arena_workers import runner
-from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
+from arena_workers import sweeper as sweeper_module
+from arena_workers.runner import PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
 from arena_workers.sweeper import Sweeper
 
 LEASE = 60  # seconds; tests that need time to pass move `now` instead of sleeping
+LEASE_DELTA = timedelta(seconds=LEASE)
 
 
 @pytest.fixture
@@ -108,9 +111,9 @@ def _claim(engine: Engine, pairing_id: int, owner: str, now=None, max_attempts: 
         )
 
 
-def _sweep(engine: Engine, now) -> store.Sweep:
+def _sweep(engine: Engine, now, **options) -> store.Sweep:
     with session(engine) as db:
-        return store.sweep_pairings(db, lease_seconds=LEASE, max_attempts=2, now=now)
+        return store.sweep_pairings(db, max_attempts=2, now=now, **options)
 
 
 def test_of_two_racing_claimers_exactly_one_wins_each_pairing(engine, new_pairings):
@@ -133,7 +136,7 @@ def test_of_two_racing_claimers_exactly_one_wins_each_pairing(engine, new_pairin
     for owner, pairing_ids in won.items():
         for pairing_id in pairing_ids:
             pairing = _pairing(engine, pairing_id)
-            assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("running", owner, 1)
+            assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("running", owner, 0)
 
 
 def test_a_live_lease_cannot_be_claimed_but_a_lapsed_one_can(engine, new_pairings):
@@ -143,39 +146,112 @@ def test_a_live_lease_cannot_be_claimed_but_a_lapsed_one_can(engine, new_pairing
     assert not _claim(engine, pairing_id, "b", now=now + timedelta(seconds=LEASE - 1))
     assert _claim(engine, pairing_id, "b", now=now + timedelta(seconds=LEASE + 1))
     pairing = _pairing(engine, pairing_id)
-    assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("running", "b", 2)
+    assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("running", "b", 0)  # claims are free
     with session(engine) as db:  # the first owner's heartbeat now finds its lease gone
         assert not store.renew_lease(db, pairing_id=pairing_id, owner="a", lease_seconds=LEASE)
 
 
-def test_the_sweep_requeues_a_lapsed_lease_and_fails_a_pairing_out_of_attempts(engine, new_pairings):
+def test_the_sweep_takes_back_a_lapsed_lease_at_no_cost_however_often(engine, new_pairings):
     (pairing_id,) = new_pairings(1)
     now = utc_now()
-    assert _claim(engine, pairing_id, "a", now=now)
-    assert _sweep(engine, now + timedelta(seconds=LEASE - 1)) == store.Sweep([], [], [])
-    later = now + timedelta(seconds=LEASE + 1)
-    assert _sweep(engine, later) == store.Sweep(requeued=[pairing_id], failed=[], resent=[])
-    pairing = _pairing(engine, pairing_id)
-    assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("queued", None, 1)
+    for number in range(3):  # more than max_attempts: a silent worker may be cut from the database
+        assert _claim(engine, pairing_id, f"silent-{number}", now=now)
+        assert _sweep(engine, now + timedelta(seconds=LEASE - 1), resend_overdue=False).to_send == []
+        now += timedelta(seconds=LEASE + 1)
+        assert _sweep(engine, now) == store.Sweep(requeued=[pairing_id], failed=[], resent=[])
+        pairing = _pairing(engine, pairing_id)
+        assert (pairing.status, pairing.lease_owner, pairing.attempts, pairing.isolated) == (
+            "queued",
+            None,
+            0,
+            False,
+        )
+        assert pairing.lease_expires_at is None  # no message out: the caller sends one
+        assert "lease lapsed" in pairing.error
 
-    assert _claim(engine, pairing_id, "b", now=later)  # the second and last attempt
-    much_later = later + timedelta(seconds=LEASE + 1)
-    assert _sweep(engine, much_later) == store.Sweep(requeued=[], failed=[pairing_id], resent=[])
-    pairing = _pairing(engine, pairing_id)
-    assert (pairing.status, pairing.attempts) == ("failed", 2)
-    assert "silent" in pairing.error
-    assert pairing.finished_at is not None
-    assert not _claim(engine, pairing_id, "c", now=much_later)
+
+def test_a_dead_worker_costs_a_pairing_an_attempt_only_when_it_played_alone(engine, new_pairings):
+    """The rule of store.pairings: a death with others isolates; max_attempts deaths alone fail."""
+    suspect, mate = new_pairings(2)
+    for pairing_id in (suspect, mate):  # one batch
+        assert _claim(engine, pairing_id, "worker-1/claim")
+    assert _sweep(engine, utc_now(), dead_owners=["worker-1/claim"]).requeued == [suspect, mate]
+    for pairing_id in (suspect, mate):
+        pairing = _pairing(engine, pairing_id)
+        assert (pairing.status, pairing.attempts, pairing.isolated) == ("queued", 0, True)
+        assert "died" in pairing.error
+    assert _claim(engine, suspect, "worker-2/claim")  # alone now: its death is its own
+    assert _sweep(engine, utc_now(), dead_owners=["worker-2/claim"]).requeued == [suspect]
+    assert _pairing(engine, suspect).attempts == 1
+    assert _claim(engine, suspect, "worker-3/claim")
+    swept = _sweep(engine, utc_now(), dead_owners=["worker-3/claim"])
+    assert (swept.requeued, swept.failed) == ([], [suspect])
+    failed = _pairing(engine, suspect)
+    assert (failed.status, failed.attempts) == ("failed", 2)
+    assert "2 times while played alone" in failed.error
+    assert not _claim(engine, suspect, "worker-4/claim")
+    assert _claim(engine, mate, "worker-4/claim")  # its batch-mate goes on
 
 
-def test_the_sweep_resends_a_queued_pairing_once_per_lease_while_its_message_may_be_lost(
+def test_a_queued_pairing_is_sent_when_no_message_is_out_or_once_its_message_is_probably_lost(
     engine, new_pairings
 ):
-    (pairing_id,) = new_pairings(1)
+    (pairing_id,) = new_pairings(1)  # booked and sent: due again a lease from now
     overdue = utc_now() + timedelta(seconds=LEASE + 1)
-    assert _sweep(engine, overdue) == store.Sweep(requeued=[], failed=[], resent=[pairing_id])
-    assert _sweep(engine, overdue) == store.Sweep([], [], [])
+    assert _sweep(engine, overdue, waiting={pairing_id}).resent == []  # its message waits behind others
+    assert _sweep(engine, overdue, resend_overdue=False).resent == []  # the broker cannot be read
+    assert _sweep(engine, overdue).resent == [pairing_id]  # no message names it: lost
+    with session(engine) as db:
+        store.mark_sent(db, pairing_ids=[pairing_id], redelivery_seconds=LEASE)
+    assert _sweep(engine, utc_now()).resent == []  # once per lease at most
+    with session(engine) as db:
+        db.exec(update(Pairing).values(lease_expires_at=None))  # given back: no message out
+        db.commit()
+    assert _sweep(engine, utc_now(), resend_overdue=False).resent == [pairing_id]
     assert _pairing(engine, pairing_id).status == "queued"
+
+
+def test_what_a_sweep_took_back_but_could_not_send_is_sent_by_the_next_one(context, new_pairings, enqueued):
+    ids = new_pairings(2)
+    for pairing_id in ids:
+        assert _claim(
+            context.engine, pairing_id, "silent/1/0123456789ab/claim", now=utc_now() - 2 * LEASE_DELTA
+        )
+
+    def broker_away(*_: object) -> None:
+        raise ConnectionError("the broker is away")
+
+    context.enqueue = broker_away
+    with pytest.raises(ConnectionError):
+        runner.sweep(context)
+    assert [_pairing(context.engine, pairing_id).lease_expires_at for pairing_id in ids] == [None, None]
+    context.enqueue = lambda name, *args: enqueued.append((name, *args))
+    assert runner.sweep(context).resent == ids  # no message out: sent, whatever the queue holds
+    assert _played(enqueued) == [ids]  # in one block
+    enqueued.clear()
+    runner.sweep(context)
+    assert _played(enqueued) == []  # sent once
+
+
+def test_resent_pairings_go_in_blocks_an_isolated_one_alone_and_a_waiting_one_not_at_all(
+    context, new_pairings, enqueued
+):
+    ids = new_pairings(6)
+    with session(context.engine) as db:  # every message overdue; the last pairing isolated
+        db.exec(update(Pairing).values(lease_expires_at=utc_now() - LEASE_DELTA))
+        db.exec(update(Pairing).where(col(Pairing.id) == ids[5]).values(isolated=True))
+        db.commit()
+    context.waiting_pairings = lambda: {ids[0]}  # its message waits in the queue
+    runner.sweep(context)
+    assert _played(enqueued) == [ids[1:5], ids[5:]]
+    enqueued.clear()
+    runner.sweep(context)
+    assert _played(enqueued) == []  # each resent once: due again a lease later
+
+
+def _played(enqueued: list[tuple]) -> list[list[int]]:
+    """The pairing ids of the play messages among `enqueued`, message by message."""
+    return [args[0] for name, *args in enqueued if name == PLAY_PAIRINGS]
 
 
 def test_heartbeats_renew_the_lease_until_it_is_lost(engine, new_pairings, context):
@@ -189,6 +265,47 @@ def test_heartbeats_renew_the_lease_until_it_is_lost(engine, new_pairings, conte
         time.sleep(1.5)
     assert leases.lost == {pairing_id}
     assert _pairing(engine, pairing_id).status == "queued"
+
+
+def test_a_renewal_that_finds_its_pairing_recorded_by_its_holder_has_not_lost_it(
+    engine, new_pairings, context, monkeypatch
+):
+    (pairing_id,) = new_pairings(1)
+    assert _claim(engine, pairing_id, "me")
+    leases = LeaseKeeper(engine, [pairing_id], "me", context.settings)
+
+    def recorded_meanwhile(db, *, pairing_id, owner, lease_seconds):
+        """The record lands between the beat's choice of leases to renew and the renewal."""
+        leases.finished(pairing_id)
+        store.mark_done(db, pairing_id=pairing_id)
+        db.commit()
+        return store.renew_lease(db, pairing_id=pairing_id, owner=owner, lease_seconds=lease_seconds)
+
+    monkeypatch.setattr(runner, "renew_lease", recorded_meanwhile)
+    with leases:
+        time.sleep(1.5)  # a heartbeat
+    assert leases.lost == set()
+
+
+def test_a_lost_lease_is_logged_with_what_became_of_its_pairing(context, new_pairings, monkeypatch, caplog):
+    class LostAtOnce(LeaseKeeper):
+        def __enter__(self) -> LeaseKeeper:
+            self.lost = set(self._pairing_ids)
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            pass
+
+    monkeypatch.setattr(runner, "LeaseKeeper", LostAtOnce)
+    recorded, given_back = new_pairings(2)
+    runner.play_pairings(context, [recorded])
+    context.stopping.set()
+    runner.play_pairings(context, [given_back])
+    assert [record.getMessage() for record in caplog.records if "lost its lease" in record.getMessage()] == [
+        f"pairing {recorded} lost its lease while playing: this holder recorded it all the same "
+        "(its games count once)",
+        f"pairing {given_back} lost its lease while playing: this holder recorded nothing",
+    ]
 
 
 def test_a_pairing_is_played_as_two_seat_swapped_games_from_one_opening(context, new_pairings, enqueued):
@@ -298,20 +415,30 @@ def test_a_lease_taken_over_after_it_lapsed_still_counts_each_game_once(context,
     assert _claim(context.engine, pairing_id, "silent-worker", now=utc_now() - timedelta(seconds=2 * LEASE))
     assert runner.play_pairings(context, [pairing_id]) == [runner.PairingOutcome(pairing_id, "recorded")]
     pairing = _pairing(context.engine, pairing_id)
-    assert (pairing.status, pairing.attempts) == ("done", 2)
+    assert (pairing.status, pairing.attempts) == ("done", 0)
 
 
-def test_an_error_while_playing_gives_the_claims_back(context, new_pairings, enqueued):
+def test_an_error_while_playing_gives_the_claims_back_charged_only_when_played_alone(
+    context, new_pairings, enqueued
+):
     ids = new_pairings(2)
     with session(context.engine) as db:
         db.exec(update(Ladder).values(game_version=99))  # as if this worker ran older rules
         db.commit()
     with pytest.raises(runner.RunnerError, match="v99"):
         runner.play_pairings(context, ids)
-    for pairing_id in ids:
+    for pairing_id in ids:  # a batch's error: none is charged, each is played alone from now on
         pairing = _pairing(context.engine, pairing_id)
-        assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("queued", None, 1)
+        assert (pairing.status, pairing.lease_owner, pairing.attempts, pairing.isolated) == (
+            "queued",
+            None,
+            0,
+            True,
+        )
         assert "RunnerError" in pairing.error
+    with pytest.raises(runner.RunnerError):
+        runner.play_pairings(context, ids[:1])
+    assert _pairing(context.engine, ids[0]).attempts == 1
     assert enqueued == []
 
 
@@ -376,7 +503,7 @@ def test_the_sweeper_resends_lost_pairings_refits_and_books_lost_rounds_itself(
     enqueued.clear()
     swept = runner.sweep(context)
     assert swept == store.Sweep(requeued=[], failed=[], resent=[lost])
-    assert enqueued == [(PLAY_PAIRING, lost)]  # the ladder is not stalled: one pairing queued
+    assert enqueued == [(PLAY_PAIRINGS, [lost])]  # the ladder is not stalled: one pairing queued
     assert not runner.refit(context, ladder.id)  # the sweep refitted it, not a message in the queue
     runner.play_pairings(context, [lost])
     enqueued.clear()
@@ -488,7 +615,7 @@ def test_a_platform_fault_gives_the_pairings_back_without_using_an_attempt(conte
         pairing = _pairing(context.engine, pairing_id)
         assert (pairing.status, pairing.lease_owner, pairing.attempts) == ("queued", None, 0)
         assert "PlatformFault: the worker is shutting down" in pairing.error
-        assert _aware(pairing.lease_expires_at) <= utc_now()  # due: the next sweep sends it again
+        assert pairing.lease_expires_at is None  # no message out: the next sweep sends one
     with session(context.engine) as db:
         assert db.exec(select(func.count()).select_from(GameRecord)).one() == 0
     assert enqueued == []
@@ -589,21 +716,41 @@ def test_a_paused_owner_cannot_renew_its_lapsed_lease(engine, new_pairings):
         assert not store.renew_lease(db, pairing_id=pairing_id, owner="paused-worker", lease_seconds=LEASE)
 
 
-def test_the_sweep_takes_back_the_pairings_of_a_dead_worker_on_this_host_at_once(
+def test_the_sweep_takes_back_at_once_the_pairings_of_a_process_whose_heartbeat_stopped(
     context, new_pairings, enqueued
 ):
-    (pairing_id,) = new_pairings(1)
-    finished = subprocess.Popen(["true"])  # a process that has ended: its pid is free
-    finished.wait()
-    owner = f"{socket.gethostname()}/{finished.pid}/0123456789ab"
-    assert _claim(context.engine, pairing_id, owner)  # its lease is live for a whole minute yet
-    swept = runner.sweep(context)
-    assert swept.requeued == [pairing_id]
-    assert (PLAY_PAIRING, pairing_id) in enqueued
-    alive = f"{socket.gethostname()}/{os.getpid()}/0123456789ab"
-    (other,) = new_pairings(1)
-    assert _claim(context.engine, other, alive)
-    assert runner.sweep(context).requeued == []  # a live worker keeps its pairing
+    silent, beating = new_pairings(2)
+    with session(context.engine) as db:  # a process on another host, silent for three heartbeats
+        training_store.beat_worker(db, name="elsewhere/7/0123456789ab", queues="")
+        three_beats_ago = utc_now() - timedelta(seconds=3 * context.settings.heartbeat_seconds)
+        db.exec(update(training_store.WorkerBeat).values(last_seen=three_beats_ago))
+        db.commit()
+    assert _claim(context.engine, silent, "elsewhere/7/0123456789ab/claim")  # live for a minute yet
+    assert _claim(context.engine, beating, runner.new_owner(context))  # this process beats
+    assert runner.sweep(context).requeued == []  # the sweeper has not watched the beats long enough
+    assert runner.sweep(context, detect_deaths=True).requeued == [silent]
+    assert (PLAY_PAIRINGS, [silent]) in enqueued
+    assert _pairing(context.engine, beating).status == "running"
+
+
+def test_the_sweeper_looks_for_dead_workers_only_after_reaching_the_database_for_two_beats(
+    context, monkeypatch
+):
+    """After a database outage every worker is silent for a while, and none of them is dead."""
+    clock, detected = [0.0], []
+
+    def fake_sweep(_, *, resend_all_queued, detect_deaths):
+        detected.append(detect_deaths)
+        if clock[0] == 3:
+            raise OperationalError("SELECT 1", {}, Exception("the database is away"))
+
+    monkeypatch.setattr(sweeper_module, "sweep", fake_sweep)
+    monkeypatch.setattr(sweeper_module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    sweeper = Sweeper(context, interval_s=1)
+    for tick in range(8):  # heartbeat_seconds is 1
+        clock[0] = tick
+        sweeper.sweep_once()
+    assert detected == [False, False, True, True, False, False, True, True]
 
 
 def test_a_failed_pairing_is_booked_again_until_its_pair_is_quarantined(engine, ladder):
@@ -622,7 +769,7 @@ def test_the_sweeper_takes_back_a_lapsed_lease_on_its_own_clock(context, new_pai
     sweeper = Sweeper(context, interval_s=0.1).start()  # no broker, no queue: straight to the database
     try:
         deadline = time.monotonic() + 10
-        while (PLAY_PAIRING, pairing_id) not in enqueued:
+        while (PLAY_PAIRINGS, [pairing_id]) not in enqueued:
             assert time.monotonic() < deadline, "the sweeper did not take the pairing back"
             time.sleep(0.05)
     finally:

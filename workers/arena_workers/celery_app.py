@@ -19,17 +19,21 @@ in its own. Model hosts close when the worker process shuts down.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import weakref
 from typing import Any
 
 from celery import Celery, signals
+from kombu.transport import memory as memory_transport
+from kombu.transport import redis as redis_transport
 
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
 from arena_platform.queue import DEFAULT_QUEUE, TASK_ROUTES
 from arena_platform.settings import Settings
-from arena_workers.runner import WorkerContext
+from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, WorkerContext
 from arena_workers.tasks import register_tasks
 
 SOFT_LIMIT_SHARE = 0.9  # the soft time limit, as a share of the hard one
@@ -55,6 +59,7 @@ class ArenaCelery(Celery):
                 engine=make_engine(self.settings.resolved_database_url),
                 blobs=BlobStore(self.settings.resolved_blob_url),
                 enqueue=self.enqueue,
+                waiting_pairings=self.waiting_pairings,
             )
         return self._context
 
@@ -62,9 +67,42 @@ class ArenaCelery(Celery):
         """Sends the task called `task_name` with id arguments (the `arena_platform.queue.Enqueue` shape)."""
         self.send_task(task_name, args=args)
 
+    def waiting_pairings(self) -> set[int] | None:
+        """The ids of the pairings that a message waiting in the play queue names (not those a worker
+        took: a message a worker holds is being played, or came back to the queue, or is lost with
+        its connection until the broker's visibility timeout); None where the broker cannot tell."""
+        with self.connection_for_read() as connection:
+            messages = _waiting_messages(connection.default_channel, DEFAULT_QUEUE)
+        if messages is None:
+            return None
+        return {pairing_id for message in messages for pairing_id in _pairing_ids(message)}
+
     def close_context(self) -> None:
         if self._context is not None:
             self._context.close()
+
+
+def _waiting_messages(channel: Any, queue: str) -> list[dict[str, Any]] | None:
+    """The raw messages (kombu's envelopes) waiting in `queue` on Redis or the in-memory broker,
+    read without taking them; None for other brokers."""
+    if isinstance(channel, redis_transport.Channel):
+        keys = [channel._q_for_pri(queue, priority) for priority in channel.priority_steps]
+        return [json.loads(raw) for key in keys for raw in channel.client.lrange(key, 0, -1)]
+    if isinstance(channel, memory_transport.Channel):
+        return list(channel._queue_for(queue).queue)
+    return None
+
+
+def _pairing_ids(message: dict[str, Any]) -> list[int]:
+    """The pairing ids that a play_pairing(s) task message carries (Celery's protocol 2: the body
+    is [args, kwargs, embed])."""
+    if message.get("headers", {}).get("task") not in (PLAY_PAIRING, PLAY_PAIRINGS):
+        return []
+    body = message["body"]
+    if message.get("properties", {}).get("body_encoding") == "base64":
+        body = base64.b64decode(body)
+    (ids, *_), _kwargs, _embed = json.loads(body)
+    return ids if isinstance(ids, list) else [ids]
 
 
 def create_celery_app(settings: Settings, *, context: WorkerContext | None = None) -> ArenaCelery:

@@ -43,7 +43,13 @@ class EmbeddedWorker:
     def __init__(self, settings: Settings, *, engine: Engine, blobs: BlobStore) -> None:
         if not settings.embedded_worker:
             raise ValueError(f"the embedded worker runs on the in-memory broker, not {settings.broker_url}")
-        self.context = WorkerContext(settings=settings, engine=engine, blobs=blobs, enqueue=self.enqueue)
+        self.context = WorkerContext(
+            settings=settings,
+            engine=engine,
+            blobs=blobs,
+            enqueue=self.enqueue,
+            waiting_pairings=self.waiting_pairings,
+        )
         self.app: ArenaCelery = create_celery_app(settings, context=self.context)
         self.app.conf.worker_hijack_root_logger = False
         self._queues = [DEFAULT_QUEUE]
@@ -80,6 +86,10 @@ class EmbeddedWorker:
     def enqueue(self, task_name: str, *args: Any) -> None:
         """Sends a task to this worker (the `arena_platform.queue.Enqueue` shape)."""
         self.app.enqueue(task_name, *args)
+
+    def waiting_pairings(self) -> set[int] | None:
+        """The pairings named by the messages waiting in this worker's play queue."""
+        return self.app.waiting_pairings()
 
     def stop(self) -> None:
         """Stops the batch being played (its pairings go back to the queue), both threads, and then

@@ -7,9 +7,11 @@ the replays to the blob store; record the games and mark the pairing done in one
 re-delivered or re-run task never counts a game twice; then enqueue a refit and the next scheduling
 round of each ladder that got games.
 
-The database is the truth: the broker only carries ids. A worker that dies leaves its pairings
-running with a lease that lapses; the sweeper puts them back in the queue (or fails them after
-`max_attempts` claims, and scheduling books the pair again).
+The database is the truth: the broker only carries ids. Every process that claims beats into the
+database (`arena_workers.liveness`); one that dies leaves its pairings running, and the sweeper puts
+them back in the queue once its heartbeat stops (or their leases lapse). What a failure costs the
+pairing is the rule of `arena_platform.store.pairings`: only what can be traced to the pairing
+itself counts, and `max_attempts` such failures fail it (scheduling then books the pair again).
 
 Only a bot's own fault loses a game: its model timing out on its own CPU time, failing, giving
 non-finite numbers, crashing a fresh host again, or an illegal move. A fault of the platform (a host
@@ -23,17 +25,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import os
-import socket
 import threading
-import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import numpy as np
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlmodel import col, select
 
 from arena_bots.host import ModelFault, ModelHost
 from arena_bots.loading import house_player, network_player
@@ -44,17 +45,19 @@ from arena_games.api import Game
 from arena_games.registry import get_game
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
-from arena_platform.models import Bot, Ladder, Pairing
+from arena_platform.models import Bot, Ladder, Pairing, utc_now
 from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION, Enqueue
 from arena_platform.settings import Settings
 from arena_platform.store.pairings import (
     Sweep,
     claim_pairing,
+    forget_silent_workers,
     get_pairing,
+    mark_sent,
     release_pairing,
     renew_lease,
-    requeue_owned,
     running_owners,
+    silent_workers,
     sweep_pairings,
 )
 from arena_platform.store.ratings import refit_ladder, stale_ladders
@@ -66,6 +69,7 @@ from arena_platform.store.training import (
     running_session_owners,
     sweep_sessions,
 )
+from arena_workers.liveness import DEATH_BEATS, ProcessBeat, claim_owner, owners_of
 
 log = logging.getLogger(__name__)
 
@@ -90,19 +94,24 @@ class RunnerError(Exception):
 class WorkerContext:
     """What the tasks of one worker process share. `enqueue` sends a task by name with id arguments.
 
-    `stopping` is set when the worker shuts down: the batch being played stops before its next round
-    and gives its pairings back.
+    `waiting_pairings` names the pairings of the messages waiting in the play queue (it answers
+    None, or is None, where the broker cannot tell). `stopping` is set when the worker shuts down:
+    the batch being played stops before its next round and gives its pairings back. `beat` is this
+    process's heartbeat, started by its first claim (`new_owner`).
     """
 
     settings: Settings
     engine: Engine
     blobs: BlobStore
     enqueue: Enqueue
+    waiting_pairings: Callable[[], set[int] | None] | None = None
     models: ModelCache = field(init=False)
+    beat: ProcessBeat = field(init=False)
     stopping: threading.Event = field(init=False, default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.models = ModelCache(self.blobs)
+        self.beat = ProcessBeat(self.engine, self.settings.heartbeat_seconds)
 
     def check_running(self) -> None:
         """Raises PlatformFault once the worker is shutting down (called between rounds of play)."""
@@ -110,8 +119,10 @@ class WorkerContext:
             raise PlatformFault("the worker is shutting down")
 
     def close(self) -> None:
-        """Closes the model hosts; the engine and the blob store belong to whoever made them."""
+        """Closes the model hosts and stops the heartbeat; the engine and the blob store belong to
+        whoever made them."""
         self.models.close()
+        self.beat.stop()
 
 
 class ModelCache:
@@ -248,15 +259,17 @@ RECORDED, ALREADY_RECORDED, NOT_CLAIMED, GIVEN_BACK = (
 def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[PairingOutcome]:
     """Claims, plays and records the pairings, all claimed ones in one batch; one outcome per id.
 
-    A pairing that is done, failed, or held by a live lease elsewhere is not claimed. After a
-    PlatformFault every pairing not yet recorded goes back to the queue, its attempt refunded, to be
-    sent again at the next sweep. If playing or recording raises anything else, every pairing still
-    held goes back to the queue (or fails when out of attempts) with the error, and the exception
-    propagates. Afterwards each ladder that got games gets a refit and a scheduling round enqueued.
+    A pairing that is done, failed, or held by a live lease elsewhere is not claimed. After a fault of
+    the platform (a PlatformFault, the database lost, the process exiting) every pairing not yet
+    recorded goes back to the queue at no cost, to be sent again at the next sweep. If playing or
+    recording raises anything else (a bug, a soft time limit), every pairing still held goes back
+    to the queue charged as `store.pairings` says, and the exception propagates. A give-back that
+    cannot be written (the database is away) costs nothing either: the lease lapses while this
+    process still beats. Afterwards each ladder that got games gets a refit and a scheduling round.
     """
     ids = list(dict.fromkeys(pairing_ids))
-    owner = new_owner()
-    claimed = [pairing_id for pairing_id in ids if _claim(context, pairing_id, owner)]
+    owner = new_owner(context)
+    claimed = [pairing_id for pairing_id in ids if _claim(context, pairing_id, owner, alone=len(ids) == 1)]
     recorded: dict[int, int | None] = {}
     if claimed:
         with LeaseKeeper(context.engine, claimed, owner, context.settings) as leases:
@@ -264,12 +277,11 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
                 _play_and_record(context, claimed, leases, recorded)
             except PlatformFault as fault:
                 log.warning("pairings %s given back: %s", sorted(set(claimed) - set(recorded)), fault)
-                _release(context, claimed, owner, fault, refund=True)
-            except BaseException as error:  # a bug of ours, a soft time limit: give the claims back
-                _release(context, claimed, owner, error, refund=is_database_lost(error))
+                _release(context, claimed, owner, fault, charge=False)
+            except BaseException as error:  # a bug of ours, a soft time limit, the process exiting
+                _release(context, claimed, owner, error, charge=not is_platform_fault(error))
                 raise
-        if leases.lost:
-            log.warning("pairings %s lost their lease while playing (recorded anyway)", sorted(leases.lost))
+        _log_lost_leases(leases.lost, recorded)
     ladders = sorted({ladder_id for ladder_id in recorded.values() if ladder_id is not None})
     for ladder_id in ladders:
         context.enqueue(REFIT, ladder_id)
@@ -285,11 +297,31 @@ def _outcome(pairing_id: int, claimed: Sequence[int], recorded: Mapping[int, int
     return ALREADY_RECORDED if recorded[pairing_id] is None else RECORDED
 
 
+def _log_lost_leases(lost: Iterable[int], recorded: Mapping[int, int | None]) -> None:
+    """Says, of each pairing whose lease this holder lost while playing, what became of it."""
+    for pairing_id in sorted(lost):
+        if pairing_id not in recorded:
+            happened = "this holder recorded nothing"
+        elif recorded[pairing_id] is None:
+            happened = "another holder had recorded it first (its games count once)"
+        else:
+            happened = "this holder recorded it all the same (its games count once)"
+        log.warning("pairing %s lost its lease while playing: %s", pairing_id, happened)
+
+
 def is_database_lost(error: BaseException) -> bool:
     """Whether `error` is the database going away (the platform's fault, retried), not a bug."""
     return isinstance(error, OperationalError | InterfaceError) or (
         isinstance(error, DBAPIError) and error.connection_invalidated
     )
+
+
+def is_platform_fault(error: BaseException) -> bool:
+    """Whether `error`, raised while playing, is the platform's doing: the database going away, or
+    the process being made to exit (SystemExit, KeyboardInterrupt: a warm shutdown, Celery
+    cancelling its tasks when the broker connection is lost), rather than a bug that a pairing may
+    trigger."""
+    return is_database_lost(error) or not isinstance(error, Exception)
 
 
 def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
@@ -322,49 +354,80 @@ def refit(context: WorkerContext, ladder_id: int) -> bool:
         return refit_ladder(db, ladder_id=ladder_id)
 
 
-def sweep(context: WorkerContext, *, resend_all_queued: bool = False) -> Sweep:
-    """The sweeper: re-sends pairings whose worker went silent or whose message may be lost (every
-    queued one with `resend_all_queued`, after the broker lost its messages) and fails those out of
-    attempts; refits the ladders whose ratings miss games and books a round for the ladders with
-    nothing in flight, itself: behind the matches in the queue, those messages waited minutes
-    (a busy ladder left the others unrated). So a ladder is refitted at least once a heartbeat.
-    Training sessions likewise: a silent worker's session, or one whose message may be lost, is
-    sent again (store.training.sweep_sessions); finished and cancelled sessions' resume points are
-    deleted."""
+def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_deaths: bool = False) -> Sweep:
+    """The sweeper: takes back the pairings of dead workers (with `detect_deaths`: those of processes
+    silent for `DEATH_BEATS` heartbeats, see `arena_workers.liveness`) and of lapsed leases, fails
+    those out of attempts, and sends what has no message out, and what is probably lost (past its
+    redelivery deadline while nothing waits in the broker's queue; every queued pairing with
+    `resend_all_queued`, after the broker lost its messages), in blocks (`send_pairings`). It
+    refits the ladders whose ratings miss games and books a round for the ladders with nothing in
+    flight, itself: behind the matches in the queue, those messages waited minutes (a busy ladder
+    left the others unrated). So a ladder is refitted at least once a heartbeat. Training sessions
+    likewise: a dead or silent worker's session, or one whose message may be lost, is sent again
+    (store.training.sweep_sessions); finished and cancelled sessions' resume points are deleted.
+
+    What a sweep takes back is committed before it is sent; what could not be sent (the broker is
+    away) has no message out, and the next sweep sends it."""
     settings = context.settings
+    resend_overdue, waiting = _waiting(context)
     with session(context.engine) as db:
+        now = utc_now()
+        silence = timedelta(seconds=DEATH_BEATS * settings.heartbeat_seconds)
+        dead = silent_workers(db, since=now - silence) if detect_deaths else set()
         swept = sweep_pairings(
             db,
-            lease_seconds=settings.lease_seconds,
+            dead_owners=owners_of(running_owners(db), dead),
             max_attempts=settings.max_attempts,
+            resend_overdue=resend_overdue,
+            waiting=waiting,
             resend_all_queued=resend_all_queued,
         )
-        dead = _dead_local_owners(running_owners(db))
-        if dead:
-            taken = requeue_owned(
-                db, owners=dead, lease_seconds=settings.lease_seconds, max_attempts=settings.max_attempts
-            )
-            swept = Sweep(swept.requeued + taken.requeued, swept.failed + taken.failed, swept.resent)
         stale, stalled = stale_ladders(db), stalled_ladders(db)
         sessions = sweep_sessions(
             db,
             lease_seconds=settings.lease_seconds,
             resend_all_queued=resend_all_queued,
-            dead_owners=_dead_local_owners(running_session_owners(db)),
+            dead_owners=owners_of(running_session_owners(db), dead),
         )
         ended_states = drop_ended_states(db)
+        forget_silent_workers(db, before=now - timedelta(seconds=settings.lease_seconds))
+    if swept.requeued or swept.failed or swept.resent:
+        log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
     for session_id in sessions:
         context.enqueue(TRAIN_SESSION, session_id)
     for state_sha256 in ended_states:
         discard_state(context, state_sha256)
-    for pairing_id in swept.to_send:
-        context.enqueue(PLAY_PAIRING, pairing_id)
+    send_pairings(context, swept.to_send)
     for ladder_id in stale:
         refit(context, ladder_id)
     schedule_ladder(context, *stalled)
-    if swept.requeued or swept.failed or swept.resent:
-        log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
     return swept
+
+
+def _waiting(context: WorkerContext) -> tuple[bool, set[int]]:
+    """Whether to resend the queued pairings past their redelivery deadline, and which of them not
+    to resend: those a message waiting in the broker's queue names (behind others, not lost). When
+    the broker cannot tell, all are resent; when it cannot be read, none (nothing can be sent)."""
+    try:
+        waiting = context.waiting_pairings() if context.waiting_pairings else None
+    except Exception as error:
+        log.warning("the broker's queue cannot be read: %s", error)
+        return False, set()
+    return True, waiting or set()
+
+
+def send_pairings(context: WorkerContext, pairing_ids: Sequence[int]) -> None:
+    """Sends queued pairings again in blocks of at most `PAIRINGS_PER_TASK` that share a bot, as
+    scheduling does; an isolated pairing alone. Each block is marked sent once its message went
+    out; if sending raises, the rest stay unsent for the next sweep."""
+    with session(context.engine) as db:
+        pairings = db.exec(select(Pairing).where(col(Pairing.id).in_(list(pairing_ids)))).all()
+    alone = [[pairing.id] for pairing in pairings if pairing.isolated]
+    blocks = task_messages([pairing for pairing in pairings if not pairing.isolated], PAIRINGS_PER_TASK)
+    for message in blocks + alone:
+        context.enqueue(PLAY_PAIRINGS, message)
+        with session(context.engine) as db:
+            mark_sent(db, pairing_ids=message, redelivery_seconds=context.settings.lease_seconds)
 
 
 def discard_state(context: WorkerContext, state_sha256: str | None) -> None:
@@ -388,7 +451,8 @@ class LeaseKeeper:
 
     `lost` collects the pairings whose renewal found the lease gone (the sweeper re-queued it, or
     another worker claimed it after it lapsed); those are no longer renewed, nor are the ones passed
-    to `finished`. A database error skips one beat: the lease outlives three of them.
+    to `finished` (before they are recorded: a renewal that finds one recorded has not lost it).
+    A database error skips one beat: the lease outlives three of them.
     """
 
     def __init__(self, engine: Engine, pairing_ids: Sequence[int], owner: str, settings: Settings) -> None:
@@ -411,7 +475,7 @@ class LeaseKeeper:
         self._thread.join()
 
     def finished(self, pairing_id: int) -> None:
-        """Stops renewing the lease of a pairing that was recorded (and so is no longer running)."""
+        """Stops renewing the lease of a pairing about to be recorded (and so no longer running)."""
         self._finished.add(pairing_id)
 
     def _beat(self) -> None:
@@ -425,40 +489,18 @@ class LeaseKeeper:
                 except SQLAlchemyError as error:
                     log.warning("heartbeat of pairing %s skipped: %s", pairing_id, error)
                     continue
-                if not held:
+                if not held and pairing_id not in self._finished:  # not recorded by us meanwhile
                     log.warning("pairing %s: lease lost", pairing_id)
                     self.lost.add(pairing_id)
 
 
-def new_owner() -> str:
-    """A lease owner: this host and process (operators and tests find the process by it), and a token."""
-    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:12]}"
+def new_owner(context: WorkerContext) -> str:
+    """A lease owner for a claim by this process, whose heartbeat it starts (liveness.ProcessBeat)."""
+    context.beat.start()
+    return claim_owner(context.beat.name)
 
 
-def _dead_local_owners(owners: Iterable[str]) -> list[str]:
-    """The owners whose process ran on this host and is gone (a worker killed or restarted): their
-    pairings need not wait for their leases to lapse."""
-    host = socket.gethostname()
-    dead = []
-    for owner in owners:
-        owner_host, _, rest = owner.partition("/")
-        pid = rest.partition("/")[0]
-        if owner_host == host and pid.isdigit() and not _process_exists(int(pid)):
-            dead.append(owner)
-    return dead
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # signal 0: only checks that the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, as another user's
-        return True
-    return True
-
-
-def _claim(context: WorkerContext, pairing_id: int, owner: str) -> bool:
+def _claim(context: WorkerContext, pairing_id: int, owner: str, *, alone: bool) -> bool:
     settings = context.settings
     with session(context.engine) as db:
         return claim_pairing(
@@ -467,15 +509,15 @@ def _claim(context: WorkerContext, pairing_id: int, owner: str) -> bool:
             owner=owner,
             lease_seconds=settings.lease_seconds,
             max_attempts=settings.max_attempts,
+            alone=alone,
         )
 
 
 def _release(
-    context: WorkerContext, pairing_ids: Sequence[int], owner: str, error: BaseException, *, refund: bool
+    context: WorkerContext, pairing_ids: Sequence[int], owner: str, error: BaseException, *, charge: bool
 ) -> None:
-    """Gives back the pairings still held; with `refund` (a platform fault) without using an attempt,
-    and due at once, so the next sweep sends them again."""
-    settings = context.settings
+    """Gives back the pairings still held, the failure charged or not (store.pairings.release_pairing);
+    the next sweep sends them again."""
     message = f"{type(error).__name__}: {error}"
     with session(context.engine) as db:
         for pairing_id in pairing_ids:
@@ -484,9 +526,8 @@ def _release(
                 pairing_id=pairing_id,
                 owner=owner,
                 error=message,
-                redelivery_seconds=0 if refund else settings.lease_seconds,
-                max_attempts=settings.max_attempts,
-                refund=refund,
+                max_attempts=context.settings.max_attempts,
+                charge=charge,
             )
             if status is not None:  # None: recorded before the error, or no longer ours
                 log.warning("pairing %s given back (%s) after %s", pairing_id, status, message)
@@ -514,8 +555,8 @@ def _play_and_record(
             per_pairing = context.settings.games_per_pairing
             for number, pairing in enumerate(batch.pairings):
                 games = results[number * per_pairing : (number + 1) * per_pairing]
-                recorded[pairing.id] = pairing.ladder_id if _record(context, pairing, games) else None
                 leases.finished(pairing.id)
+                recorded[pairing.id] = pairing.ladder_id if _record(context, pairing, games) else None
 
 
 def _prepare(context: WorkerContext, pairing_ids: Sequence[int]) -> tuple[dict[str, _Batch], dict[int, Bot]]:

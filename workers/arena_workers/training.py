@@ -68,7 +68,7 @@ def training_available() -> bool:
 def train_session(context: WorkerContext, session_id: int) -> str:
     """Trains the session for one slice if it can be claimed; what became of it (its status, or
     "not claimed" when it is ended, paused or held by another worker)."""
-    settings, owner = context.settings, new_owner()
+    settings, owner = context.settings, new_owner(context)
     with session(context.engine) as db:
         row = training.claim_session(
             db,

@@ -1,15 +1,26 @@
 """Pairings: booking them, the claim with a lease, heartbeats, and the sweeper's recovery (ARCHITECTURE §5).
 
 What the columns mean in each status:
-- queued: `lease_owner` is None and `lease_expires_at` is the *redelivery deadline*: a worker should
-  have claimed the pairing by then, or its task message may be lost, and the sweeper sends another one
-  (a duplicate message is harmless: exactly one claim succeeds).
-- running: `lease_owner` names the claim (host/pid/token) and `lease_expires_at` is when the lease
-  lapses unless a heartbeat renews it. `attempts` counts the claims that may have been the
-  pairing's own fault: a claim given back for a fault of the platform (`release_pairing` with
-  `refund`) is not counted.
-- done, failed: `finished_at` is set and the lease is cleared. A failed pairing (its workers went
-  silent `max_attempts` times) is not a played one: scheduling books the pair again.
+- queued: `lease_owner` is None and `lease_expires_at` says whether a task message is out: None,
+  none is (it was taken back, given back, or its message was consumed without playing it), and
+  the next sweep sends one; a time, one was sent, and a worker should have claimed the pairing by
+  then, or its message may be lost (a duplicate message is harmless: exactly one claim succeeds).
+- running: `lease_owner` names the claim ("<process>/<token>", the process being the name its
+  heartbeat has in `workerbeat`) and `lease_expires_at` is when the lease lapses unless a heartbeat
+  renews it.
+- done, failed: `finished_at` is set and the lease is cleared. A failed pairing is not a played
+  one: scheduling books the pair again.
+
+What counts against a pairing (`attempts`): only a failure that can be traced to the pairing
+itself. A claim costs nothing, and neither does a fault of the platform: a batch given back for a
+PlatformFault, a worker shutting down, the database or the broker going away, a lease that lapsed
+while its worker still beat. A failure of the batch itself (its worker process died, or playing it
+raised an error of ours) is charged to a pairing only when it was played alone: the pairings of a
+batch that failed together are charged nothing, and are marked `isolated`, so that they are sent
+and played alone from then on and the next failure names its cause. A pairing that fails
+`max_attempts` times alone is failed (a pairing that kills fresh workers deterministically costs
+one batch death, then `max_attempts` deaths of its own; its batch-mates go on). A pairing whose
+worker was killed from outside a few times is therefore played again with its own seed, not failed.
 
 Every state change is one conditional UPDATE, so two workers racing for a pairing cannot both win:
 PostgreSQL re-checks the WHERE clause of a blocked UPDATE once the row lock frees, and SQLite runs one
@@ -20,14 +31,14 @@ clock, with skew far below a lease (minutes).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, literal, or_, update
+from sqlalchemy import and_, delete, literal, or_, update
 from sqlmodel import Session, col, select
 
-from arena_platform.models import Ladder, Pairing, utc_now
+from arena_platform.models import Ladder, Pairing, WorkerBeat, utc_now
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 MAX_ERROR_CHARS = 2000  # the width of Pairing.error
@@ -78,27 +89,30 @@ def claim_pairing(
     owner: str,
     lease_seconds: int,
     max_attempts: int,
+    alone: bool = True,
     now: datetime | None = None,
 ) -> bool:
     """Takes the pairing for `owner` if it is queued, or running with a lapsed lease; True if won.
 
-    A won claim sets running, the owner, a lease of `lease_seconds` and counts an attempt. A pairing
-    that used up `max_attempts` is left to the sweeper, which fails it. Commits: a claim is a whole
-    transaction of its own, so every other claimer sees it at once.
+    A won claim sets running, the owner and a lease of `lease_seconds`; it costs no attempt (see the
+    module's docstring). A pairing that used up `max_attempts` is not claimed, nor an isolated one
+    unless it is to be played `alone` (a message of several, such as a batch redelivered after its
+    worker died, leaves it to its own message). Commits: a claim is a whole transaction of its own,
+    so every other claimer sees it at once.
     """
     now = now or utc_now()
     claimable = or_(
         col(Pairing.status) == QUEUED,
         and_(col(Pairing.status) == RUNNING, col(Pairing.lease_expires_at) < now),
     )
+    playable = literal(True) if alone else ~col(Pairing.isolated)
     statement = (
         update(Pairing)
-        .where(col(Pairing.id) == pairing_id, claimable, col(Pairing.attempts) < max_attempts)
+        .where(col(Pairing.id) == pairing_id, claimable, playable, col(Pairing.attempts) < max_attempts)
         .values(
             status=RUNNING,
             lease_owner=owner,
             lease_expires_at=now + timedelta(seconds=lease_seconds),
-            attempts=col(Pairing.attempts) + 1,
         )
     )
     won = session.exec(statement).rowcount == 1
@@ -127,35 +141,25 @@ def renew_lease(
 
 
 def release_pairing(
-    session: Session,
-    *,
-    pairing_id: int,
-    owner: str,
-    error: str,
-    redelivery_seconds: int,
-    max_attempts: int,
-    refund: bool = False,
+    session: Session, *, pairing_id: int, owner: str, error: str, max_attempts: int, charge: bool
 ) -> str | None:
-    """Gives back a pairing `owner` could not finish, recording `error`; the new status, or None.
+    """Gives back a pairing `owner` could not finish, recording `error`; the new status, or None
+    when `owner` no longer held it. Commits.
 
-    It goes back to queued (sent again by the sweeper after `redelivery_seconds`) or, once it used
-    up `max_attempts`, to failed. With `refund` (the platform failed, not the pairing) the claim's
-    attempt is given back too, and the pairing is always queued again. None when `owner` no longer
-    held it. Commits.
+    Without `charge` (a fault of the platform) it is queued again as it was. With `charge` (an error
+    raised while playing it) the failure counts against it as the module's docstring says: queued,
+    or failed once out of attempts. Either way no message is out for it: the next sweep sends one.
     """
-    now = utc_now()
-    attempts = col(Pairing.attempts) - 1 if refund else col(Pairing.attempts)
-    exhausted = literal(False) if refund else col(Pairing.attempts) >= max_attempts
-    for status, condition in ((FAILED, exhausted), (QUEUED, ~exhausted)):
-        values = _cleared_lease(status, now, redelivery_seconds) | {"error": error[:MAX_ERROR_CHARS]}
-        statement = (
-            update(Pairing).where(*_held_by(pairing_id, owner), condition).values(attempts=attempts, **values)
-        )
-        if session.exec(statement).rowcount:
-            session.commit()
-            return status
+    requeued, failed = _take_back(
+        session,
+        and_(*_held_by(pairing_id, owner)),
+        now=utc_now(),
+        error=error,
+        max_attempts=max_attempts,
+        charge=charge,
+    )
     session.commit()
-    return None
+    return QUEUED if requeued else FAILED if failed else None
 
 
 def mark_done(session: Session, *, pairing_id: int) -> bool:
@@ -177,9 +181,9 @@ def mark_done(session: Session, *, pairing_id: int) -> bool:
 class Sweep:
     """What one sweep did, by pairing id."""
 
-    requeued: list[int]  # a lapsed lease: back to queued, to be sent again
-    failed: list[int]  # a lapsed lease and no attempts left
-    resent: list[int]  # queued past the redelivery deadline: to be sent again
+    requeued: list[int]  # taken back from a dead or silent worker: back to queued, to be sent again
+    failed: list[int]  # taken back from a dead worker, out of attempts
+    resent: list[int]  # queued with no message out, or one that is probably lost: to be sent again
 
     @property
     def to_send(self) -> list[int]:
@@ -189,31 +193,61 @@ class Sweep:
 def sweep_pairings(
     session: Session,
     *,
-    lease_seconds: int,
+    dead_owners: Sequence[str] = (),
     max_attempts: int,
     now: datetime | None = None,
+    resend_overdue: bool = True,
+    waiting: Collection[int] = (),
     resend_all_queued: bool = False,
 ) -> Sweep:
-    """Recovers pairings whose worker went silent and queued pairings whose message may be lost. Commits.
+    """Takes back the pairings of dead and silent workers, and finds the queued ones to send. Commits.
 
-    The caller sends a task message for every pairing in `Sweep.to_send`; their redelivery deadline
-    moves `lease_seconds` ahead, so each is sent again at most once per lease while it waits.
-    `resend_all_queued` resends every queued pairing, due or not (after a broker lost its messages).
+    `dead_owners` are claims whose worker process is known dead (its heartbeat stopped): their
+    pairings come back at once, the failure charged as the module's docstring says. A lapsed lease
+    is taken back uncharged (its worker may be alive, cut from the database). Every queued pairing
+    with no message out is to be sent; with `resend_overdue`, so is every one past its redelivery
+    deadline that no message `waiting` in the broker's queue names (so its message is lost: taken by
+    a worker that died or was cut off, or gone with the broker's data); with `resend_all_queued`
+    (the broker lost its messages) every queued one. The caller sends `Sweep.to_send` and then calls
+    `mark_sent`, which moves the deadline a lease ahead: a pairing is resent at most once while its
+    message waits, and once per lease while it is lost. What is not marked sent is sent again by
+    the next sweep.
     """
     now = now or utc_now()
-    lapsed = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_expires_at) < now)
+    theirs = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_owner).in_(list(dead_owners)))
+    error = "its worker process died (its heartbeat stopped)"
     requeued, failed = _take_back(
-        session, lapsed, now=now, lease_seconds=lease_seconds, max_attempts=max_attempts
+        session, theirs, now=now, error=error, max_attempts=max_attempts, charge=True
     )
-    overdue = and_(
-        col(Pairing.status) == QUEUED,
-        literal(True) if resend_all_queued else col(Pairing.lease_expires_at) < now,
-    )
-    resent = _update_returning_ids(
-        session, overdue, {"lease_expires_at": now + timedelta(seconds=lease_seconds)}
-    )
+    lapsed = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_expires_at) < now)
+    error = "its worker went silent until its lease lapsed"
+    silent, _ = _take_back(session, lapsed, now=now, error=error, max_attempts=max_attempts, charge=False)
+    unsent = col(Pairing.lease_expires_at).is_(None)
+    overdue = col(Pairing.lease_expires_at) < now if resend_overdue else literal(False)
+    due = literal(True) if resend_all_queued else or_(unsent, overdue)
+    statement = select(Pairing.id, Pairing.lease_expires_at).where(col(Pairing.status) == QUEUED, due)
+    taken = set(requeued + silent)
+    lost = {
+        pairing_id
+        for pairing_id, deadline in session.exec(statement).all()
+        if resend_all_queued or deadline is None or pairing_id not in waiting
+    }
+    resent = sorted(lost - taken)
     session.commit()
-    return Sweep(requeued=requeued, failed=failed, resent=resent)
+    return Sweep(requeued=sorted(taken), failed=failed, resent=resent)
+
+
+def mark_sent(session: Session, *, pairing_ids: Sequence[int], redelivery_seconds: int) -> None:
+    """Records that a task message for the still queued `pairing_ids` went out now: each is due
+    again, as probably lost, `redelivery_seconds` from now. Commits."""
+    deadline = utc_now() + timedelta(seconds=redelivery_seconds)
+    statement = (
+        update(Pairing)
+        .where(col(Pairing.id).in_(list(pairing_ids)), col(Pairing.status) == QUEUED)
+        .values(lease_expires_at=deadline)
+    )
+    session.exec(statement)
+    session.commit()
 
 
 def running_owners(session: Session) -> list[str]:
@@ -222,50 +256,55 @@ def running_owners(session: Session) -> list[str]:
     return sorted(owner for owner in session.exec(statement).all() if owner)
 
 
-def requeue_owned(session: Session, *, owners: Sequence[str], max_attempts: int, lease_seconds: int) -> Sweep:
-    """Takes the running pairings of `owners` (workers known to be dead) back at once, as the sweep
-    does with a lapsed lease, without waiting for their leases to lapse. Commits."""
-    theirs = and_(col(Pairing.status) == RUNNING, col(Pairing.lease_owner).in_(list(owners)))
-    requeued, failed = _take_back(
-        session, theirs, now=utc_now(), lease_seconds=lease_seconds, max_attempts=max_attempts
-    )
-    session.commit()
-    return Sweep(requeued=requeued, failed=failed, resent=[])
-
-
 def _take_back(
-    session: Session, running, *, now: datetime, lease_seconds: int, max_attempts: int
+    session: Session, running, *, now: datetime, error: str, max_attempts: int, charge: bool
 ) -> tuple[list[int], list[int]]:
-    """Requeues the `running` pairings, or fails those out of attempts; their ids (requeued,
-    failed). The caller sends the requeued ones now: their redelivery deadline is a lease ahead."""
-    exhausted = col(Pairing.attempts) >= max_attempts
+    """Queues the `running` pairings again with no message out, recording `error`; their ids
+    (requeued, failed). With `charge` the failure counts against an isolated pairing (one played
+    alone), which fails once out of attempts, and isolates the others."""
+    cleared = {
+        "status": QUEUED,
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "error": error[:MAX_ERROR_CHARS],
+    }
+    if not charge:
+        return _update_returning_ids(session, running, cleared), []
+    isolated = col(Pairing.isolated)
+    last = col(Pairing.attempts) + 1 >= max_attempts
     failed = _update_returning_ids(
         session,
-        and_(running, exhausted),
-        _cleared_lease(FAILED, now, lease_seconds)
-        | {"error": f"its worker went silent on each of {max_attempts} attempts"},
+        and_(running, isolated, last),
+        cleared
+        | {"status": FAILED, "finished_at": now, "attempts": col(Pairing.attempts) + 1}
+        | {"error": f"failed {max_attempts} times while played alone; last: {error}"[:MAX_ERROR_CHARS]},
     )
-    requeued = _update_returning_ids(
-        session, and_(running, ~exhausted), _cleared_lease(QUEUED, now, lease_seconds)
+    charged = _update_returning_ids(
+        session, and_(running, isolated, ~last), cleared | {"attempts": col(Pairing.attempts) + 1}
     )
-    return requeued, failed
+    newly_isolated = _update_returning_ids(session, and_(running, ~isolated), cleared | {"isolated": True})
+    return sorted(charged + newly_isolated), failed
 
 
 def _held_by(pairing_id: int, owner: str) -> tuple:
     return col(Pairing.id) == pairing_id, col(Pairing.status) == RUNNING, col(Pairing.lease_owner) == owner
 
 
-def _cleared_lease(status: str, now: datetime, redelivery_seconds: int) -> dict:
-    """The column values of a pairing leaving `running` for queued (with a redelivery deadline) or failed."""
-    if status == QUEUED:
-        return {
-            "status": QUEUED,
-            "lease_owner": None,
-            "lease_expires_at": now + timedelta(seconds=redelivery_seconds),
-        }
-    return {"status": FAILED, "lease_owner": None, "lease_expires_at": None, "finished_at": now}
-
-
 def _update_returning_ids(session: Session, condition, values: dict) -> list[int]:
     statement = update(Pairing).where(condition).values(**values).returning(col(Pairing.id))
     return sorted(session.exec(statement).scalars())
+
+
+# --- Worker liveness (arena_workers.liveness) ----------------------------------------------------
+
+
+def silent_workers(session: Session, *, since: datetime) -> set[str]:
+    """The names of the worker processes whose last heartbeat came before `since`."""
+    return set(session.exec(select(WorkerBeat.name).where(col(WorkerBeat.last_seen) < since)).all())
+
+
+def forget_silent_workers(session: Session, *, before: datetime) -> None:
+    """Deletes the heartbeats of the processes silent since before `before` (long dead: whatever they
+    held was taken back). Commits."""
+    session.exec(delete(WorkerBeat).where(col(WorkerBeat.last_seen) < before))
+    session.commit()

@@ -21,12 +21,23 @@ depends_on = None
 
 def upgrade() -> None:
     _upgrade_case_insensitive_names()  # first: it may refuse, before anything changed
+    _upgrade_pairing_isolation()
     _upgrade_token_listing()
 
 
 def downgrade() -> None:
     _downgrade_case_insensitive_names()
+    _downgrade_pairing_isolation()
     _downgrade_token_listing()
+
+
+def _upgrade_pairing_isolation() -> None:
+    """pairing.isolated: its worker died while it played with others, so it is played alone (issue 23.2)."""
+    op.add_column("pairing", sa.Column("isolated", sa.Boolean(), nullable=False, server_default=sa.false()))
+
+
+def _downgrade_pairing_isolation() -> None:
+    op.drop_column("pairing", "isolated")
 
 
 def _upgrade_token_listing() -> None:
