@@ -12,6 +12,8 @@ each against NumPy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit
 
@@ -47,6 +49,21 @@ def restore(rng: np.random.Generator, words: np.ndarray) -> None:
         "has_uint32": has_uint32,
         "uinteger": uinteger,
     }
+
+
+def states_of_distinct(rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """uint64 (n, STATE_WORDS): the states of n distinct PCG64 generators, one per row of a batch
+    whose rows draw in turns of their own (rows sharing a generator would interleave its draws
+    otherwise: ValueError)."""
+    if len({id(rng) for rng in rngs}) != len(rngs):
+        raise ValueError("compiled playouts need one distinct generator per state")
+    return np.stack([state_of(rng) for rng in rngs]) if rngs else np.zeros((0, STATE_WORDS), np.uint64)
+
+
+def restore_all(rngs: Sequence[np.random.Generator], states: np.ndarray) -> None:
+    """`restore` of every generator from its row of `states`."""
+    for rng, words in zip(rngs, states, strict=True):
+        restore(rng, words)
 
 
 def is_pcg64(rng: np.random.Generator) -> bool:

@@ -20,43 +20,53 @@ from arena_games.csb import GAME, encoding, kernels, physics, playouts, rules
 from arena_games.csb.playouts import racer_actions
 
 SEATINGS = (("racer", "racer"), ("random", "random"), ("racer", "random"), ("random", "racer"))
+RACES = 96  # under SEATINGS in turn, 1 to 3 laps: 10,000+ positions
+NEAR_CAP = 40  # and 8 racer races moved to this many turns before the cap
 POSITIONS = 10_000
-NEAR_CAP = 40  # racer races moved to this many turns before the cap
-
-
-def joint_action(state: rules.CsbState, policy: str, player: int, rng: np.random.Generator) -> tuple:
-    if policy == "racer":
-        return tuple(racer_actions(rules.to_races([state]), player)[0].tolist())
-    return GAME.random_action(state, player, rng)
 
 
 class Positions(NamedTuple):
     states: list[rules.CsbState]  # running races
-    joints: list[list[tuple]]  # the joint action played from each
+    joints: list[list[list[int]]]  # the joint action played from each
     afters: list[rules.CsbState]  # the reference's state after it
 
 
 def race_positions(count: int) -> Positions:
-    """At least `count` positions: races under SEATINGS (1 to 3 laps), and racer races whose turn is
-    moved near the cap."""
-    rng = np.random.default_rng(2024)
-    found = Positions([], [], [])
+    """At least `count` positions, from races played in lockstep on the reference physics (a batch
+    of races is `rules.step`'s arithmetic row by row; the turns test checks a sample against it)."""
+    near_cap = [rules.init(100 + seed, {"laps": 1}) for seed in range(8)]
+    starts = [dataclasses.replace(state, turn=physics.MAX_TURNS - NEAR_CAP) for state in near_cap]
+    starts += [rules.init(seed, {"laps": 1 + seed % 3}) for seed in range(RACES)]
+    seatings = [SEATINGS[0]] * len(near_cap) + [SEATINGS[seed % len(SEATINGS)] for seed in range(RACES)]
+    random_seat = np.array([[policy == "random" for policy in seating] for seating in seatings])
+    random_heads = playouts.RandomHeads([np.random.default_rng(race) for race in range(len(starts))])
+    races, ids, found = rules.to_races(starts), np.arange(len(starts)), Positions([], [], [])
 
-    def play(state: rules.CsbState, policies: tuple[str, str]) -> None:
-        while not state.is_over:
-            joint = [joint_action(state, policies[player], player, rng) for player in (0, 1)]
-            found.states.append(state)
-            found.joints.append(joint)
-            state = GAME.step(state, joint)
-            found.afters.append(state)
+    def states_now() -> list[rules.CsbState]:
+        return [
+            rules.from_races(races, row, starts[race].laps, starts[race].checkpoints)
+            for row, race in enumerate(ids)
+        ]
 
-    for seed in range(8):
-        start = rules.init(100 + seed, {"laps": 1})
-        play(dataclasses.replace(start, turn=physics.MAX_TURNS - NEAR_CAP), SEATINGS[0])
-    seed = 0
-    while len(found.states) < count:
-        play(rules.init(seed, {"laps": 1 + seed % 3}), SEATINGS[seed % len(SEATINGS)])
-        seed += 1
+    while ids.size:
+        actions = np.stack(
+            [
+                np.where(
+                    random_seat[ids, player, None],
+                    random_heads(races, player, ids),
+                    racer_actions(races, player),
+                )
+                for player in (0, 1)
+            ],
+            axis=1,
+        )
+        found.states.extend(states_now())
+        found.joints.extend(actions.tolist())
+        physics.play_turn(races, *rules.decode_actions(races, actions))
+        found.afters.extend(states_now())
+        running = races.winner < 0
+        races, ids = races.take(running), ids[running]
+    assert len(found.states) >= count
     return found
 
 
@@ -87,6 +97,9 @@ def test_turns_returns_and_end_reasons_equal_the_reference(positions):
     motions, checkpoints, infos = kernels.pack(positions.states)
     kernels.step_batch(motions, checkpoints, infos, np.array(positions.joints, dtype=np.int64))
     expected = positions.afters
+    for row in range(0, len(expected), 25):
+        step = GAME.step(positions.states[row], positions.joints[row])
+        assert rules.to_dict(step) == rules.to_dict(expected[row])
     assert np.array_equal(bits(motions), bits(kernels.pack(expected)[0]))
     endings, contacts = set(), 0
     for row, reference in enumerate(expected):

@@ -506,15 +506,9 @@ def playout_returns(
 def playouts(states: Sequence[CsbState], rngs: Sequence[np.random.Generator]) -> np.ndarray:
     """`playouts.playouts` on the compiled kernels: the same returns and generator states after, given
     distinct PCG64 generators (rows sharing one would interleave its blocks otherwise: ValueError)."""
-    if len({id(rng) for rng in rngs}) != len(rngs) or len(rngs) != len(states):
+    if len(rngs) != len(states):
         raise ValueError("compiled playouts need one distinct generator per state")
-    motions, checkpoints, infos = pack(states)
-    words = (
-        np.stack([pcg64.state_of(rng) for rng in rngs])
-        if rngs
-        else np.zeros((0, pcg64.STATE_WORDS), np.uint64)
-    )
-    results = playout_returns(motions, checkpoints, infos, words)
-    for rng, state in zip(rngs, words, strict=True):
-        pcg64.restore(rng, state)
+    words = pcg64.states_of_distinct(rngs)
+    results = playout_returns(*pack(states), words)
+    pcg64.restore_all(rngs, words)
     return results

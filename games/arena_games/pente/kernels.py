@@ -292,15 +292,9 @@ def playouts(states: Sequence[PenteState], rngs: Sequence[np.random.Generator]) 
     """`playouts.playouts` on the compiled kernels: the same returns and the same generator states
     after, given distinct PCG64 generators (rows sharing one generator would interleave its blocks
     differently: ValueError)."""
-    if len({id(rng) for rng in rngs}) != len(rngs) or len(rngs) != len(states):
+    if len(rngs) != len(states):
         raise ValueError("compiled playouts need one distinct generator per state")
-    boards, infos = pack(states)
-    words = (
-        np.stack([pcg64.state_of(rng) for rng in rngs])
-        if rngs
-        else np.zeros((0, pcg64.STATE_WORDS), np.uint64)
-    )
-    results = playout_returns(boards, infos, words)
-    for rng, state in zip(rngs, words, strict=True):
-        pcg64.restore(rng, state)
+    words = pcg64.states_of_distinct(rngs)
+    results = playout_returns(*pack(states), words)
+    pcg64.restore_all(rngs, words)
     return results
