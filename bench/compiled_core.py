@@ -15,9 +15,9 @@ measurements interleaved round by round so that a change in load hits every row 
   step  moves/CPU-s of whole uniformly random games from the start, one game per call, the loop
         in compiled code (`kernels.playout_returns`) against OpenSpiel's C++ loop
         (`evaluate_bots` with uniform random bots). Target: >= 1x OpenSpiel.
-  cores moves/CPU-s of whole uniformly random games from the start on each core: Bobail's
-        compiled loop (`bobail.kernels.playout_returns`) against today's step loop, the reference
-        `Game.step` on a uniformly random action (engines.py's `bobail_stepped`).
+  cores moves/CPU-s of whole uniformly random games from the start on each core: Bobail's and
+        CSB's compiled loops (`kernels.playout_returns`) against today's step loop, the reference
+        `Game.step` on uniformly random actions (engines.py's `bobail_stepped`; `csb_stepped`).
         Target: compiled >= 5x reference.
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
@@ -43,6 +43,8 @@ from arena_bots.mcts import SearchConfig, search
 from arena_games import pcg64
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.bobail import kernels as bobail_kernels
+from arena_games.csb import GAME as CSB
+from arena_games.csb import kernels as csb_kernels
 from arena_games.pente import GAME as PENTE
 from arena_games.pente import kernels
 
@@ -165,7 +167,11 @@ def random_pcg64_states(rng: np.random.Generator, count: int) -> np.ndarray:
 
 
 def core_meters(plan: Plan) -> list[Meter]:
-    """Bobail's step loop on each core, whole random games from the start."""
+    """The step loops of Bobail and CSB on each core, whole random games from the start."""
+    return bobail_meters(plan) + csb_meters(plan)
+
+
+def bobail_meters(plan: Plan) -> list[Meter]:
     histories, infos = bobail_kernels.pack([BOBAIL.init(0, None)])
 
     def compiled(call: int) -> int:
@@ -182,6 +188,33 @@ def core_meters(plan: Plan) -> list[Meter]:
     return [
         Meter("step, Bobail, compiled core", "half-moves", compiled),
         Meter("step, Bobail, reference core", "half-moves", reference),
+    ]
+
+
+def csb_stepped(seed: int, rng: np.random.Generator) -> int:
+    """One race of `seed` through `Game.step`, both players' heads uniformly random; the turns."""
+    state = CSB.init(seed, None)
+    while not state.is_over:
+        state = CSB.step(state, [CSB.random_action(state, player, rng) for player in (0, 1)])
+    return state.turn
+
+
+def csb_meters(plan: Plan) -> list[Meter]:
+    starts = csb_kernels.pack([CSB.init(seed, None) for seed in range(plan.games_per_call)])
+
+    def compiled(call: int) -> int:
+        motions, checkpoints, infos = (array.copy() for array in starts)
+        rngs = random_pcg64_states(np.random.default_rng(call), plan.games_per_call)
+        csb_kernels.playout_returns(motions, checkpoints, infos, rngs)
+        return int(infos[:, csb_kernels.TURN].sum())
+
+    def reference(call: int) -> int:
+        races = range(plan.reference_games)
+        return sum(csb_stepped(race, np.random.default_rng((call, race))) for race in races)
+
+    return [
+        Meter("step, CSB, compiled core", "turns", compiled),
+        Meter("step, CSB, reference core", "turns", reference),
     ]
 
 
