@@ -472,14 +472,19 @@ def returns(state: SmashState) -> tuple[float, float]:
 def end_reason(state: SmashState) -> str:
     if not state.is_over:
         return ""
-    first, second = reported_scores(state)
+    return ending(state.turn, state.config.turn_limit, state.losses, reported_scores(state))
+
+
+def ending(turn: int, turn_limit: int, losses: tuple[str, str], reported: tuple[int, int]) -> str:
+    """`end_reason` of a finished game on turn `turn` with these losses and reported scores."""
+    first, second = reported
     outcome = "a draw" if first == second else f"player {1 if first > second else 2} wins"
     score = f"score {first} to {second}"
-    if any(state.losses):
-        blocked = " and ".join(f"player {p + 1}" for p, why in enumerate(state.losses) if why)
-        has = "have" if all(state.losses) else "has"
-        return f"turn {state.turn}: {blocked} {has} no room for the next pair, {outcome} ({score})"
-    return f"turn limit {state.config.turn_limit} reached: {score}, {outcome}"
+    if any(losses):
+        blocked = " and ".join(f"player {p + 1}" for p, why in enumerate(losses) if why)
+        has = "have" if all(losses) else "has"
+        return f"turn {turn}: {blocked} {has} no room for the next pair, {outcome} ({score})"
+    return f"turn limit {turn_limit} reached: {score}, {outcome}"
 
 
 # --- JSON ---------------------------------------------------------------------------------------------
