@@ -1,0 +1,169 @@
+"""Spring 2021's compiled kernels against the reference rules and encoder, bit for bit
+(ARCHITECTURE "Compiled core").
+
+On 10,000+ positions of uniformly random games and of games against the `gardener` house bot, under
+four configs, a third of the frames played as a search's (`step_favouring`): legal masks, every
+field of `to_dict` after each frame, returns, end reasons (every one the frames reach), the players
+to move and the network inputs of both players; random playouts against `playouts.playouts` draw
+for draw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from arena_games import pcg64
+from arena_games.spring2021 import encoding, kernels, playouts, rules
+from arena_games.spring2021.gardener import gardener_action
+
+CONFIGS = (
+    {},
+    {"MAX_ROUNDS": 2},  # short games: many end 0 to 0 and go to the tie-break
+    {"STARTING_SUN": 40, "STARTING_NUTRIENTS_LUSH": 3, "MAX_ROUNDS": 12},  # rich: many conflicts
+    {"MAX_EMPTY_CELLS": 0, "STARTING_SUN": 7},
+)
+POSITIONS = 10_000
+NOBODY = -1
+
+
+@dataclasses.dataclass(frozen=True)
+class Position:
+    state: rules.SpringState
+    actions: tuple[int, int]  # per player, -1 for one not to move
+    favoured: int  # NOBODY for `step`, else the player `step_favouring` favours
+
+
+def play(position: Position) -> rules.SpringState:
+    joint = [(action,) for action in position.actions if action >= 0]
+    if position.favoured == NOBODY:
+        return rules.step(position.state, joint)
+    return rules.step_favouring(position.state, joint, position.favoured)
+
+
+def random_positions(count: int) -> list[Position]:
+    """At least `count` running positions and the frame played from each: games under CONFIGS of
+    uniformly random players, or of one against the gardener (seed % 3 == 1: both gardeners)."""
+    rng = np.random.default_rng(2021)
+    positions: list[Position] = []
+    seed = 0
+    while len(positions) < count:
+        state = rules.init(seed, CONFIGS[seed % len(CONFIGS)])
+        gardeners = {0: (), 1: (0, 1), 2: (1,)}[seed % 3]
+        favoured = (NOBODY, 0, 1)[seed % 3]
+        seed += 1
+        while players := rules.to_move(state):
+            actions = [-1, -1]
+            for player in players:
+                legal = list(rules.action_commands(state, player))
+                gardener = player in gardeners
+                actions[player] = gardener_action(state, player) if gardener else int(rng.choice(legal))
+            positions.append(Position(state, (actions[0], actions[1]), favoured))
+            state = play(positions[-1])
+    return positions
+
+
+@pytest.fixture(scope="module")
+def positions() -> list[Position]:
+    return random_positions(POSITIONS)
+
+
+def test_the_arrays_round_trip_every_reference_state(positions):
+    for position in positions[::10]:
+        assert kernels.to_state(*kernels.from_state(position.state)) == position.state
+
+
+def test_legal_masks_and_movers_equal_the_reference(positions):
+    states = [position.state for position in positions]
+    boards, infos = kernels.pack(states)
+    expected = np.stack([[rules.legal_masks(state, player)[0] for player in (0, 1)] for state in states])
+    assert np.array_equal(kernels.legal_mask_batch(boards, infos), expected)
+    movers = [sum(1 << player for player in rules.to_move(state)) for state in states]
+    assert [kernels.to_move(info) for info in infos] == movers
+
+
+def test_frames_returns_and_end_reasons_equal_the_reference(positions):
+    boards, infos = kernels.pack([position.state for position in positions])
+    plain = np.flatnonzero([position.favoured == NOBODY for position in positions])
+    stepped_boards, stepped_infos = boards[plain], infos[plain]
+    kernels.step_batch(stepped_boards, stepped_infos, np.array([p.actions for p in positions])[plain])
+    boards[plain], infos[plain] = stepped_boards, stepped_infos
+    codes, logged = set(), set()
+    for row, position in enumerate(positions):
+        board, info = boards[row], infos[row]
+        if position.favoured != NOBODY:
+            kernels.step_favouring(board, info, *position.actions, position.favoured)
+        expected = play(position)
+        assert rules.to_dict(kernels.to_state(board, info)) == rules.to_dict(expected), f"position {row}"
+        assert kernels.returns_of(board, info) == rules.returns(expected)
+        assert kernels.end_reason(board, info) == rules.end_reason(expected)
+        assert kernels.to_move(info) == sum(1 << player for player in rules.to_move(expected))
+        codes.add(kernels.end_code(info))
+        logged.update(f"{text.split()[0]}{text.endswith('(conflict)')}" for text in expected.log[-1] if text)
+    assert codes == {kernels.RUNNING, kernels.LAST_DAY, kernels.TIE_BREAK}
+    assert logged == {"WAITFalse", "GROWFalse", "COMPLETEFalse", "SEEDFalse", "SEEDTrue"}
+
+
+def test_the_batch_steps_row_by_row_as_one_game_steps(positions):
+    starts = positions[:200]
+    boards, infos = kernels.pack([position.state for position in starts])
+    kernels.step_batch(boards, infos, np.array([position.actions for position in starts]))
+    for row, position in enumerate(starts):
+        board, info = kernels.from_state(position.state)
+        kernels.step(board, info, *position.actions)
+        assert np.array_equal(board, boards[row])
+        assert np.array_equal(info, infos[row])
+
+
+def test_a_deactivated_players_end_equals_the_reference():
+    """Only `step_commands` deactivates; the arrays refuse its log's text but keep the rest."""
+    state = rules.step_commands(rules.init(3), ["GROW 99", "SEED x"])
+    with pytest.raises(ValueError, match="no command the arrays can hold"):
+        kernels.from_state(state)
+    quiet = dataclasses.replace(state, log=())
+    board, info = kernels.from_state(quiet)
+    assert kernels.end_code(info) == kernels.DEACTIVATED
+    assert kernels.end_reason(board, info) == rules.end_reason(quiet)
+    assert kernels.returns_of(board, info) == rules.returns(quiet) == (1.0, -1.0)
+    assert kernels.to_move(info) == 0
+
+
+def test_a_log_longer_than_a_day_is_refused():
+    state = rules.init(0)
+    with pytest.raises(ValueError, match="cannot be played on"):
+        kernels.from_state(dataclasses.replace(state, log=(("WAIT", ""),) * kernels.LOG_FRAMES))
+
+
+def test_encodings_equal_the_reference_for_both_players(positions):
+    states = [position.state for position in positions]
+    ended = [play(position) for position in positions[:: len(positions) // 50]]
+    boards, infos = kernels.pack(states + ended)
+    for player in (0, 1):
+        expected = np.stack([encoding.encode(state, player)["obs"] for state in states + ended])
+        got = kernels.encode_batch(boards, infos, np.full(len(states + ended), player))
+        assert got.dtype == np.float32
+        assert np.array_equal(got, expected)
+
+
+def test_playouts_equal_the_reference_playouts_draw_for_draw(positions):
+    starts = [rules.init(0, config) for config in CONFIGS] + [p.state for p in positions[::97]]
+    starts += starts[:2]  # the last two share one generator, drawn from in state order
+    reference_rngs = [np.random.default_rng(seed) for seed in range(len(starts) - 2)]
+    compiled_rngs = [np.random.default_rng(seed) for seed in range(len(starts) - 2)]
+    reference_rngs += [np.random.default_rng(99)] * 2
+    compiled_rngs += [np.random.default_rng(99)] * 2
+    expected = playouts.playouts(starts, reference_rngs)
+    assert np.array_equal(kernels.playouts(starts, compiled_rngs), expected)
+    for reference, compiled in zip(reference_rngs, compiled_rngs, strict=True):
+        assert compiled.bit_generator.state == reference.bit_generator.state
+
+
+def test_batched_playouts_return_what_one_at_a_time_returns(positions):
+    starts = [position.state for position in positions[::211]]
+    boards, infos = kernels.pack(starts)
+    words = np.stack([pcg64.state_of(np.random.default_rng(seed)) for seed in range(len(starts))])
+    batched = kernels.playout_returns(boards, infos, words)
+    expected = kernels.playouts(starts, [np.random.default_rng(seed) for seed in range(len(starts))])
+    assert np.array_equal(batched, expected)
