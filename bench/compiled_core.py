@@ -15,10 +15,10 @@ measurements interleaved round by round so that a change in load hits every row 
   step  moves/CPU-s of whole uniformly random games from the start, one game per call, the loop
         in compiled code (`kernels.playout_returns`) against OpenSpiel's C++ loop
         (`evaluate_bots` with uniform random bots). Target: >= 1x OpenSpiel.
-  cores moves/CPU-s of whole uniformly random games from the start on each core: Bobail's and
-        CSB's compiled loops (`kernels.playout_returns`) against today's step loop, the reference
-        `Game.step` on uniformly random actions (engines.py's `bobail_stepped`; `csb_stepped`).
-        Target: compiled >= 5x reference.
+  cores moves/CPU-s of whole uniformly random games from the start on each core: Bobail's, CSB's
+        and Smash's compiled loops (`kernels.playout_returns`) against today's step loop, the
+        reference `Game.step` on uniformly random actions (engines.py's `bobail_stepped`;
+        `turns_stepped`). Target: compiled >= 5x reference.
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
 without it the peer rows say so and the ratios are "-".
@@ -41,12 +41,15 @@ from arena_bots.evaluators import RolloutEvaluator
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
 from arena_games import pcg64
+from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.bobail import kernels as bobail_kernels
 from arena_games.csb import GAME as CSB
 from arena_games.csb import kernels as csb_kernels
 from arena_games.pente import GAME as PENTE
 from arena_games.pente import kernels
+from arena_games.smash import GAME as SMASH
+from arena_games.smash import kernels as smash_kernels
 
 try:
     import pyspiel
@@ -167,8 +170,8 @@ def random_pcg64_states(rng: np.random.Generator, count: int) -> np.ndarray:
 
 
 def core_meters(plan: Plan) -> list[Meter]:
-    """The step loops of Bobail and CSB on each core, whole random games from the start."""
-    return bobail_meters(plan) + csb_meters(plan)
+    """The step loops of Bobail, CSB and Smash on each core, whole random games from the start."""
+    return bobail_meters(plan) + csb_meters(plan) + smash_meters(plan)
 
 
 def bobail_meters(plan: Plan) -> list[Meter]:
@@ -191,11 +194,12 @@ def bobail_meters(plan: Plan) -> list[Meter]:
     ]
 
 
-def csb_stepped(seed: int, rng: np.random.Generator) -> int:
-    """One race of `seed` through `Game.step`, both players' heads uniformly random; the turns."""
-    state = CSB.init(seed, None)
-    while not state.is_over:
-        state = CSB.step(state, [CSB.random_action(state, player, rng) for player in (0, 1)])
+def turns_stepped(game: Game, seed: int, rng: np.random.Generator) -> int:
+    """One game of `seed` (CSB, Smash: simultaneous) through `Game.step`, every player's action
+    uniformly random; the turns."""
+    state = game.init(seed, None)
+    while players := game.to_move(state):
+        state = game.step(state, [game.random_action(state, player, rng) for player in players])
     return state.turn
 
 
@@ -210,11 +214,31 @@ def csb_meters(plan: Plan) -> list[Meter]:
 
     def reference(call: int) -> int:
         races = range(plan.reference_games)
-        return sum(csb_stepped(race, np.random.default_rng((call, race))) for race in races)
+        return sum(turns_stepped(CSB, race, np.random.default_rng((call, race))) for race in races)
 
     return [
         Meter("step, CSB, compiled core", "turns", compiled),
         Meter("step, CSB, reference core", "turns", reference),
+    ]
+
+
+def smash_meters(plan: Plan) -> list[Meter]:
+    starts = smash_kernels.pack([SMASH.init(seed, None) for seed in range(plan.games_per_call)])
+    rng_of_row = np.arange(plan.games_per_call)
+
+    def compiled(call: int) -> int:
+        wells, pairs, infos = (array.copy() for array in starts)
+        rngs = random_pcg64_states(np.random.default_rng(call), plan.games_per_call)
+        smash_kernels.playout_returns(wells, pairs, infos, rngs, rng_of_row)
+        return int(infos[:, smash_kernels.TURN].sum())
+
+    def reference(call: int) -> int:
+        games = range(plan.reference_games)
+        return sum(turns_stepped(SMASH, game, np.random.default_rng((call, game))) for game in games)
+
+    return [
+        Meter("step, Smash, compiled core", "turns", compiled),
+        Meter("step, Smash, reference core", "turns", reference),
     ]
 
 

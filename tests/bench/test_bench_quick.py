@@ -46,6 +46,7 @@ def test_compiled_core_prints_its_ratios_to_openspiel_and_the_reference():
     assert "compiled/reference core: " in out
     assert "Bobail step loop, compiled/reference core: " in out
     assert "CSB step loop, compiled/reference core: " in out
+    assert "Smash step loop, compiled/reference core: " in out
     if importlib.util.find_spec("pyspiel") is None:
         assert out.count("OpenSpiel not installed") == 2
     else:
