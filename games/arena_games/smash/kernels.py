@@ -162,12 +162,6 @@ def _placement(width: int, action: int) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _is_b_below(width: int, action: int) -> bool:
-    """Whether `action` has rotation 3 (B below A)."""
-    return action >= 3 * width - 2
-
-
-@njit(cache=True)
 def _height(wells: np.ndarray, column: int) -> int:
     """Blocks in the column starting at wells[column] (column = (player * width + x) * HEIGHT)."""
     height = 0
@@ -214,7 +208,7 @@ def _place(wells: np.ndarray, player: int, a: int, b: int, action: int) -> None:
     a_start, b_start = (player * width + a_column) * HEIGHT, (player * width + b_column) * HEIGHT
     if a_column == b_column:
         height = _height(wells, a_start)
-        below, above = (b, a) if _is_b_below(width, action) else (a, b)
+        below, above = (b, a) if action >= 3 * width - 2 else (a, b)  # rotation 3: B below A
         wells[a_start + height], wells[a_start + height + 1] = below, above
     else:
         wells[a_start + _height(wells, a_start)] = a
@@ -291,18 +285,6 @@ def _clear(wells: np.ndarray, player: int, step: int, mark: np.ndarray, queue: n
 
 
 @njit(cache=True)
-def _resolve(wells: np.ndarray, player: int, mark: np.ndarray, queue: np.ndarray) -> tuple[int, int]:
-    """The chain loop in `player`'s well (rules.resolve), in place: (points, chain steps that cleared)."""
-    points, steps = 0, 0
-    while True:
-        gained = _clear(wells, player, steps, mark, queue)
-        if gained == 0:
-            return points, steps
-        points += gained
-        steps += 1
-
-
-@njit(cache=True)
 def _drop_skulls(wells: np.ndarray, player: int, lines: int) -> None:
     """`lines` lines of skulls onto `player`'s well, those that do not fit discarded (rules.drop_skulls)."""
     width = wells.size // (2 * HEIGHT)
@@ -322,7 +304,11 @@ def step(wells: np.ndarray, pairs: np.ndarray, info: np.ndarray, first: int, sec
     turn = info[TURN]
     for player in range(2):
         _place(wells, player, pairs[2 * turn], pairs[2 * turn + 1], first if player == 0 else second)
-        points, steps = _resolve(wells, player, mark, queue)
+        points, steps, gained = 0, 0, 1
+        while gained:  # the chain loop (rules.resolve); a step that clears scores 40 or more
+            gained = _clear(wells, player, steps, mark, queue)
+            points += gained
+            steps += gained > 0
         info[SCORE + player] += points
         info[UNSENT + player] += points
         info[CHAINS + player] = steps
@@ -370,20 +356,6 @@ def returns_of(info: np.ndarray) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def _well_planes(wells: np.ndarray, player: int, out: np.ndarray) -> None:
-    """Writes encoding.well_planes of `player`'s well into `out` (float32 (6, HEIGHT, width))."""
-    width = wells.size // (2 * HEIGHT)
-    for plane in range(WELL_PLANES):
-        for row in range(HEIGHT):
-            for x in range(width):
-                out[plane, row, x] = 0.0
-    for x in range(width):
-        start = (player * width + x) * HEIGHT
-        for y in range(_height(wells, start)):
-            out[wells[start + y], HEIGHT - 1 - y, x] = 1.0
-
-
-@njit(cache=True)
 def encode(
     wells: np.ndarray,
     pairs: np.ndarray,
@@ -395,10 +367,17 @@ def encode(
 ) -> None:
     """Writes encoding.encode(state, player)'s "own", "opponent" and "pieces" into the float32 arrays
     (6, HEIGHT, width), (6, HEIGHT, width) and (22, HEIGHT, width)."""
-    _well_planes(wells, player, own)
-    _well_planes(wells, 1 - player, opponent)
-    turn = min(info[TURN], info[TURN_LIMIT] - 1)  # the last pairs stay shown once over
     width = wells.size // (2 * HEIGHT)
+    for side, planes in ((player, own), (1 - player, opponent)):  # encoding.well_planes
+        for plane in range(WELL_PLANES):
+            for row in range(HEIGHT):
+                for x in range(width):
+                    planes[plane, row, x] = 0.0
+        for x in range(width):
+            start = (side * width + x) * HEIGHT
+            for y in range(_height(wells, start)):
+                planes[wells[start + y], HEIGHT - 1 - y, x] = 1.0
+    turn = min(info[TURN], info[TURN_LIMIT] - 1)  # the last pairs stay shown once over
     for plane in range(PIECE_PLANES):
         value = np.float32(0.0)
         if plane < 4 * COLOURS:
