@@ -104,7 +104,7 @@ def to_state(motion: np.ndarray, checkpoints: np.ndarray, info: np.ndarray) -> C
 # --- the physics of a turn (physics.py, one race) ----------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _atan2(atan2: tuple, y: float, x: float) -> float:
     """np.arctan2(y, x), by NumPy's loop; atan2 = (loop, data, frame)."""
     return ufunc_loops.call(atan2[0], atan2[1], atan2[2], y, x)
@@ -365,7 +365,7 @@ def _lead_pod(motion: np.ndarray, checkpoints: np.ndarray, info: np.ndarray, pla
     return best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _frame(out: np.ndarray, at: int, vx: float, vy: float, cos: float, sin: float, scale: float) -> None:
     """encoding's `frame`: (vx, vy) along the heading and to its right, / scale, into out[at : at + 2]."""
     out[at] = np.float32((vx * cos + vy * sin) / scale)
