@@ -167,3 +167,28 @@ def test_batched_playouts_return_what_one_at_a_time_returns(positions):
     batched = kernels.playout_returns(boards, infos, words)
     expected = kernels.playouts(starts, [np.random.default_rng(seed) for seed in range(len(starts))])
     assert np.array_equal(batched, expected)
+
+
+def reference_playout(state: rules.SpringState, rng: np.random.Generator) -> tuple[rules.SpringState, int]:
+    """The final state and the frames of `playouts.playouts`' game from `state`, drawn as it draws."""
+    draws: list[float] = []
+    frames = 0
+    while players := rules.to_move(state):
+        joint = []
+        for player in players:
+            legal = list(rules.action_commands(state, player))
+            draws = draws or rng.random(playouts.DRAW_BLOCK).tolist()
+            joint.append((legal[min(int(draws.pop() * len(legal)), len(legal) - 1)],))
+        state, frames = rules.step(state, joint), frames + 1
+    return state, frames
+
+
+def test_a_random_playout_counts_its_frames_and_ends_where_the_reference_ends():
+    for seed, config in enumerate(CONFIGS):
+        start = rules.init(seed, config)
+        expected, frames = reference_playout(start, np.random.default_rng(seed))
+        board, info = kernels.from_state(start)
+        words = pcg64.state_of(np.random.default_rng(seed))
+        draws, legal = np.empty(playouts.DRAW_BLOCK), np.empty(rules.NUM_ACTIONS, dtype=bool)
+        assert kernels.random_playout(board, info, words, draws, legal) == frames
+        assert kernels.to_state(board, info) == expected

@@ -558,14 +558,15 @@ def _random_action(
 @njit(cache=True)
 def random_playout(
     board: np.ndarray, info: np.ndarray, rng: np.ndarray, draws: np.ndarray, legal: np.ndarray
-) -> None:
+) -> int:
     """Finishes the game with uniformly random legal frames drawn from the PCG64 state `rng` as
-    `playouts.playouts` draws them. Scratch: `draws` float64 (DRAW_BLOCK,), `legal` bool (NUM_ACTIONS,)."""
-    left = 0
+    `playouts.playouts` draws them; returns how many frames it played. Scratch: `draws` float64
+    (DRAW_BLOCK,), `legal` bool (NUM_ACTIONS,)."""
+    left, frames = 0, 0
     while True:
         movers = to_move(info)
         if movers == 0:
-            return
+            return frames
         action_0, action_1 = -1, -1
         for player in range(2):
             if movers >> player & 1:
@@ -580,6 +581,7 @@ def random_playout(
                 else:
                     action_1 = action
         step(board, info, action_0, action_1)
+        frames += 1
 
 
 @njit(cache=True)
