@@ -28,6 +28,7 @@ from arena_games.pente import playouts as pente_playouts
 from arena_games.pente import rules as pente_rules
 from arena_games.pente.tables import EMPTY, NUM_POINTS
 from arena_games.spring2021 import GAME as SPRING2021
+from arena_games.spring2021.rules import SpringState
 
 try:
     import pyspiel
@@ -138,6 +139,16 @@ def bobail_row(seconds: float, batch: int) -> Row:
 SPRING2021_BATCH = 64  # games per batched playout call
 
 
+def spring2021_stepped(state: SpringState, rng: np.random.Generator) -> int:
+    """`state` played to its end through the public contract (`random_action` for each player to
+    move, `step`); the frames played."""
+    frames = 0
+    while players := SPRING2021.to_move(state):
+        state = SPRING2021.step(state, [SPRING2021.random_action(state, p, rng) for p in players])
+        frames += 1
+    return frames
+
+
 def spring2021_row(seconds: float, batch: int) -> Row:
     """Random frames (one joint action of the players still to move) from the start of seeded games.
 
@@ -149,10 +160,7 @@ def spring2021_row(seconds: float, batch: int) -> Row:
     rng, seeds, played = np.random.default_rng(0), iter(range(1 << 62)), [0, 0]  # [games, frames]
 
     def stepped() -> int:
-        state = SPRING2021.init(next(seeds), None)
-        while players := SPRING2021.to_move(state):
-            state = SPRING2021.step(state, [SPRING2021.random_action(state, p, rng) for p in players])
-            played[1] += 1
+        played[1] += spring2021_stepped(SPRING2021.init(next(seeds), None), rng)
         played[0] += 1
         return 1
 
