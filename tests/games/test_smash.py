@@ -14,7 +14,7 @@ import pytest
 
 from arena_games.api import BadConfig, BadStateDict, IllegalAction
 from arena_games.conformance import check_game
-from arena_games.smash import GAME, SPEC, make_game, playouts, rules
+from arena_games.smash import GAME, SPEC, kernels, make_game, playouts, rules
 from arena_games.smash.encoding import encode, encode_many
 from arena_games.smash.render import render, view
 
@@ -343,7 +343,32 @@ def check_seen(state: rules.SmashState, seen: dict, frame: dict) -> None:
         assert points % rules.POINTS_PER_LINE == state.unsent[1 - seat]
 
 
-def test_the_engine_plays_the_referees_games_as_the_referee(monkeypatch):
+def compiled_step(state: rules.SmashState, joint) -> rules.SmashState:
+    """`rules.step` on the compiled core (kernels.step on the state's arrays)."""
+    wells, pairs, info = kernels.from_state(state)
+    kernels.step(wells, pairs, info, joint[0][0], joint[1][0])
+    return kernels.to_state(wells, pairs, info)
+
+
+def on_compiled_info(kernel):
+    """A function of the state that runs `kernel` on the state's `info` array."""
+    return lambda state: kernel(kernels.from_state(state)[2])
+
+
+# Per core (ARCHITECTURE "Compiled core"): step, returns and reported scores.
+CORES = {
+    "reference": (rules.step, rules.returns, rules.reported_scores),
+    "compiled": (
+        compiled_step,
+        on_compiled_info(kernels.returns_of),
+        on_compiled_info(kernels.reported_scores),
+    ),
+}
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_the_engine_plays_the_referees_games_as_the_referee(monkeypatch, core):
+    step, returns, reported_scores = CORES[core]
     dropped = rules.drop_skulls
     discarded: set[int] = set()  # the seeds of games where skulls did not fit
 
@@ -360,7 +385,7 @@ def test_the_engine_plays_the_referees_games_as_the_referee(monkeypatch):
         for turn, played in enumerate(turns[:-1]):
             check_seen(state, played["seen"], frames[turn])
             joint = [(rules.placement_index(WIDTH, *map(int, c.split())),) for c in played["commands"]]
-            state = rules.step(state, joint)
+            state = step(state, joint)
         # The referee's last round: a seat without room places, fails and loses. The engine ended
         # the game before it (its player has no legal placement), with the same result.
         check_seen(state, turns[-1]["seen"], frames[len(turns) - 1])
@@ -369,12 +394,14 @@ def test_the_engine_plays_the_referees_games_as_the_referee(monkeypatch):
         assert rules.to_move(state) == ()
         first, second = game["final_scores"]
         won = (first > second) - (first < second)  # the referee's ranking of its final scores
-        assert rules.returns(state) == (float(won), float(-won)), seed
+        assert returns(state) == (float(won), float(-won)), seed
         seen_scores = turns[-1]["seen"]["scores"]  # the referee adds the survivor's last round to them
         expected = [0 if lost else max(1, score) for lost, score in zip(dead, seen_scores, strict=True)]
-        assert list(rules.reported_scores(state)) == expected
+        assert list(reported_scores(state)) == expected
     assert len(games) == 48
-    assert len(discarded) == 34  # v1 ended each of these games at the overflow (2 with the wrong winner)
+    # v1 ended each of these games at the overflow (2 with the wrong winner); the compiled core does
+    # not call rules.drop_skulls
+    assert len(discarded) == (34 if core == "reference" else 0)
 
 
 # --- properties of random games, and the batched engine --------------------------------------------------
