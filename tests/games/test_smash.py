@@ -324,6 +324,26 @@ def test_the_batched_chain_loop_matches_the_reference_simulator():
     assert np.array_equal(wells, np.stack(expected))
 
 
+def test_the_compiled_chain_loop_matches_the_reference_simulator():
+    """Each case played by both players of one compiled turn (offsetting on, so that their equal
+    points send no skulls): player 0's legal placements, well, points and chain steps."""
+    for case in reference_cases():
+        start = reference_well(case["well"])
+        state = position(start, start, pairs=[tuple(case["pair"])], NUISANCE_OFFSET=True)
+        wells, pairs, info = kernels.from_state(state)
+        legal = np.empty(len(rules.placements(WIDTH)), dtype=bool)
+        kernels.legal_mask(wells, info, 0, legal)
+        assert [case["legal"][r * WIDTH + x] == "1" for x, r in rules.placements(WIDTH)] == legal.tolist()
+        action = rules.placement_index(WIDTH, case["column"], case["rotation"])
+        kernels.step(wells, pairs, info, action, action)
+        after = kernels.to_state(wells, pairs, info)
+        assert (after.wells[0], after.scores[0], after.chains[0]) == (
+            reference_well(case["after"]),
+            case["points"],
+            case["chains"],
+        ), case
+
+
 # --- games played by CodinGame's referee (tests/games/data/smash_referee_harness) ----------------------
 
 
