@@ -1,33 +1,59 @@
 """Bobail's compiled kernels against the reference rules and encoder, bit for bit (ARCHITECTURE
 "Compiled core").
 
-On 10,000+ positions of uniformly random games under four configs: legal masks, every field of
-`to_dict` after each step, returns, end reasons (every one reached) and the network inputs of both
-players; random playouts against `Game.random_playouts` draw for draw.
+On 10,000+ positions (uniformly random games under four configs, games of the zoo's nets, and the
+rarer lines of `bobail_positions`): legal masks, every field of `to_dict` after each step, returns,
+end reasons (every one reached) and the network inputs of both players; random playouts against
+`Game.random_playouts` draw for draw.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 from bobail_positions import NO_PAWN_MOVE_LINE, cramped_game, play
 
+from arena_bots.match import Request
+from arena_bots.players import SamplePlayer
+from arena_bots.runtime import InProcessSession
 from arena_games.bobail import GAME, encoding, kernels, rules
 
 CONFIGS = ({}, {"repetitions": 2}, {"max_turns": 6}, {"repetitions": 0, "max_turns": 40})
 POSITIONS = 10_000
 CRAMPED_GAMES = 24  # under {"repetitions": 2}: some box the bobail in, some repeat
+ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "bobail"
+ZOO_GAMES = 20  # between the zoo's final and early AlphaZero nets, each half-move drawn from the policy
+
+
+def zoo_positions(games: int) -> tuple[list[rules.BobailState], list[int]]:
+    """Each running position of `games` games between the zoo's nets and the action played from it."""
+    nets = [SamplePlayer(InProcessSession(ZOO / f"az-bobail-{name}.onnx")) for name in ("final", "early")]
+    states, actions = [], []
+    for seed in range(games):
+        rng, state = np.random.default_rng(seed), rules.init(seed)
+        while not state.ending:
+            (decision,) = nets[(state.player + seed) % 2].decide(GAME, [Request(state, state.player, rng)])
+            states.append(state)
+            actions.append(decision.action[0])
+            state = rules.step(state, [decision.action])
+    return states, actions
 
 
 def random_positions(count: int) -> tuple[list[rules.BobailState], list[int]]:
     """At least `count` running positions and the action played from each: the line that ends by
-    "no pawn move", cramped games, and uniformly random games by the reference rules under CONFIGS."""
+    "no pawn move", cramped games, zoo games, and uniformly random games by the reference rules
+    under CONFIGS."""
     states = [play(NO_PAWN_MOVE_LINE[:half_move]) for half_move in range(len(NO_PAWN_MOVE_LINE))]
     actions = [rules.move_to_action(s, *move) for s, move in zip(states, NO_PAWN_MOVE_LINE, strict=True)]
     for seed in range(CRAMPED_GAMES):
         for state, action in cramped_game(seed, {"repetitions": 2}):
             states.append(state)
             actions.append(action)
+    zoo_states, zoo_actions = zoo_positions(ZOO_GAMES)
+    states += zoo_states
+    actions += zoo_actions
     rng = np.random.default_rng(2024)
     seed = 0
     while len(states) < count:
