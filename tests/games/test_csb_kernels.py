@@ -1,26 +1,33 @@
 """Coders Strike Back's compiled kernels against the reference physics, rules, encoder and playouts,
 bit for bit (ARCHITECTURE "Compiled core").
 
-On 10,000+ positions of races between the house racer and uniformly random heads in every seating,
-and races near the turn cap: every field of `to_dict` after each turn (the floats compared as bits,
-so -0.0 is not 0.0), masks, returns, end reasons (every ending reached, with bounces, shields and
-boosts on the way) and both players' inputs; random playouts against `playouts.playouts` draw for draw.
+On 10,000+ positions of races between the house racer, uniformly random heads and the zoo's final
+DQN net, and races near the turn cap: every field of `to_dict` after each turn (the floats compared
+as bits, so -0.0 is not 0.0), masks, returns, end reasons (every ending reached, with bounces,
+shields and boosts on the way) and both players' inputs; random playouts against
+`playouts.playouts` draw for draw.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pytest
 
+from arena_bots.match import Request
+from arena_bots.players import GreedyPlayer
+from arena_bots.runtime import InProcessSession
 from arena_games import ufunc_loops
 from arena_games.csb import GAME, encoding, kernels, physics, playouts, rules
 from arena_games.csb.playouts import racer_actions
 
-SEATINGS = (("racer", "racer"), ("random", "random"), ("racer", "random"), ("random", "racer"))
-RACES = 96  # under SEATINGS in turn, 1 to 3 laps: 10,000+ positions
+POLICIES = ("racer", "random", "zoo")  # the house racer, uniformly random heads, the zoo's final DQN net
+SEATINGS = ((0, 0), (1, 1), (0, 1), (1, 0), (2, 0), (1, 2))  # policies of seats 0 and 1
+RACES = 108  # under SEATINGS in turn, 1 to 3 laps: 10,000+ positions
+ZOO_NET = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "csb" / "dqn-csb-final.onnx"
 NEAR_CAP = 40  # and 8 racer races moved to this many turns before the cap
 POSITIONS = 10_000
 
@@ -37,9 +44,11 @@ def race_positions(count: int) -> Positions:
     near_cap = [rules.init(100 + seed, {"laps": 1}) for seed in range(8)]
     starts = [dataclasses.replace(state, turn=physics.MAX_TURNS - NEAR_CAP) for state in near_cap]
     starts += [rules.init(seed, {"laps": 1 + seed % 3}) for seed in range(RACES)]
-    seatings = [SEATINGS[0]] * len(near_cap) + [SEATINGS[seed % len(SEATINGS)] for seed in range(RACES)]
-    random_seat = np.array([[policy == "random" for policy in seating] for seating in seatings])
+    seatings = np.array(
+        [SEATINGS[0]] * len(near_cap) + [SEATINGS[seed % len(SEATINGS)] for seed in range(RACES)]
+    )
     random_heads = playouts.RandomHeads([np.random.default_rng(race) for race in range(len(starts))])
+    zoo, greedy = GreedyPlayer(InProcessSession(ZOO_NET), head_kind="q"), np.random.default_rng(0)
     races, ids, found = rules.to_races(starts), np.arange(len(starts)), Positions([], [], [])
 
     def states_now() -> list[rules.CsbState]:
@@ -48,19 +57,21 @@ def race_positions(count: int) -> Positions:
             for row, race in enumerate(ids)
         ]
 
+    def heads(states: list[rules.CsbState], player: int) -> np.ndarray:
+        """(B, 4) `player`'s heads in each live race, by its seat's policy."""
+        policy = seatings[ids, player]
+        choices = np.stack([racer_actions(races, player), random_heads(races, player, ids)])
+        chosen = choices[np.minimum(policy, 1), np.arange(ids.size)]
+        zoo_rows = np.flatnonzero(policy == POLICIES.index("zoo"))
+        requests = [Request(states[row], player, greedy) for row in zoo_rows]
+        for row, decision in zip(zoo_rows, zoo.decide(GAME, requests), strict=True):
+            chosen[row] = decision.action
+        return chosen
+
     while ids.size:
-        actions = np.stack(
-            [
-                np.where(
-                    random_seat[ids, player, None],
-                    random_heads(races, player, ids),
-                    racer_actions(races, player),
-                )
-                for player in (0, 1)
-            ],
-            axis=1,
-        )
-        found.states.extend(states_now())
+        states = states_now()
+        actions = np.stack([heads(states, player) for player in (0, 1)], axis=1)
+        found.states.extend(states)
         found.joints.extend(actions.tolist())
         physics.play_turn(races, *rules.decode_actions(races, actions))
         found.afters.extend(states_now())
