@@ -37,16 +37,23 @@ class _UFuncObject(ctypes.Structure):
         ("identity", ctypes.c_int),
         ("functions", ctypes.POINTER(ctypes.c_void_p)),
         ("data", ctypes.POINTER(ctypes.c_void_p)),
+        ("ntypes", ctypes.c_int),
+        ("reserved1", ctypes.c_int),
+        ("name", ctypes.c_char_p),
     ]
 
 
 def binary_loop(ufunc: np.ufunc) -> tuple[ctypes._CFuncPtr, int]:
     """(loop, data) of `ufunc`'s float64 loop of two inputs, as this process's NumPy dispatched it;
-    ValueError if it has none."""
+    ValueError if it has none; RuntimeError if the object's layout is not the one read here (another
+    NumPy), checked by its counts and name before any pointer is used."""
     if ufunc.nin != 2 or _FLOAT64_BINARY not in ufunc.types:
         raise ValueError(f"{ufunc.__name__} has no {_FLOAT64_BINARY} loop")
-    index = ufunc.types.index(_FLOAT64_BINARY)
     head = _UFuncObject.from_address(id(ufunc))
+    layout = (head.nin, head.nout, head.ntypes, head.name)
+    if layout != (ufunc.nin, ufunc.nout, ufunc.ntypes, ufunc.__name__.encode()):
+        raise RuntimeError(f"NumPy {np.__version__}'s ufunc object has another layout: {layout}")
+    index = ufunc.types.index(_FLOAT64_BINARY)
     return LOOP(head.functions[index]), head.data[index] or 0
 
 

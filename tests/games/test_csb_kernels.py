@@ -10,6 +10,7 @@ shields and boosts on the way) and both players' inputs; random playouts against
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 from pathlib import Path
 from typing import NamedTuple
@@ -162,3 +163,12 @@ def test_numpys_arctan2_loop_is_numpys_arctan2():
     assert np.array_equal(bits(np.array(got)), bits(np.arctan2(y, x)))
     with pytest.raises(ValueError, match="no dd->d loop"):
         ufunc_loops.binary_loop(np.invert)
+
+
+def test_an_unknown_ufunc_layout_is_refused_before_any_pointer_is_used(monkeypatch):
+    class Shifted(ctypes.Structure):  # the head of another NumPy's ufunc, one int further on
+        _fields_ = [("padding", ctypes.c_int), *ufunc_loops._UFuncObject._fields_]
+
+    monkeypatch.setattr(ufunc_loops, "_UFuncObject", Shifted)
+    with pytest.raises(RuntimeError, match="another layout"):
+        ufunc_loops.binary_loop(np.arctan2)
