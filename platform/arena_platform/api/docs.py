@@ -79,8 +79,9 @@ temperature).
   sigmoid: P(win)).
 - Arena masks illegal actions itself; the model never sees a legal mask.
 - Validation, before anything is stored: size and graph limits, an operator allow-list, no
-  external data, the shapes above, finite outputs on real positions, a latency measurement and a
-  smoke game. A refusal is a `422` whose `code` and `detail` say what to fix.
+  external data, the shapes above, finite outputs on real positions, a speed measurement (in the
+  model host's CPU time, so a busy server changes no verdict) and a smoke game. A refusal is a
+  `422` whose `code` and `detail` say what to fix.
 
 ## The games
 
