@@ -476,6 +476,7 @@ def _undisturbed_run(folder: Path, ladder: Ladder, bots: list[Bot], pairings: li
         enqueue=lambda *_: None,
     )
     runner.play_pairings(context, [pairing.id for pairing in pairings])
+    context.close()  # the model hosts and the heartbeat of this process
     with session(engine) as db:
         refit_ladder(db, ladder_id=ladder.id)
         games = db.exec(select(GameRecord).order_by(GameRecord.pairing_id, GameRecord.index)).all()
