@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from arena_games.api import BadConfig, BadStateDict, IllegalAction
-from arena_games.spring2021 import GAME, SPEC, rules
+from arena_games.spring2021 import GAME, SPEC, kernels, rules
 from arena_games.spring2021.board import (
     BASE_RICHNESS,
     COORDS,
@@ -155,6 +155,49 @@ def test_games_ended_by_a_malformed_line_replay_as_the_official_referee_played_t
         assert any(text.startswith(verb) for text in last_frames), verb
     assert any(state.day == 23 for state in finals)
     assert sum(text.startswith("DEACTIVATED") for text in logged) == sum(map(sum, deactivated))
+
+
+def _head_actions(state: rules.SpringState, texts: list[str | None]) -> tuple[int, int] | None:
+    """Per player the legal action of the head whose command is `texts`' (-1 for a player not to
+    move), or None if a line is malformed, rejected or seeds from another source than the head's."""
+    actions = [-1, -1]
+    for player, text in enumerate(texts):
+        if text is None:
+            continue
+        try:
+            command = rules.parse_command(text)
+        except IllegalAction:
+            return None
+        legal = rules.action_commands(state, player)
+        actions[player] = next((action for action, said in legal.items() if said == command), -1)
+        if actions[player] < 0:
+            return None
+    return (actions[0], actions[1])
+
+
+@pytest.mark.parametrize("name", ["spring2021_referee_games.json", "spring2021_referee_malformed.json"])
+def test_referee_games_replay_on_the_compiled_kernels_where_the_head_says_the_commands(name):
+    """The referee games on the compiled core: a frame whose lines are commands of the action head
+    steps the kernels from the arrays of the frame before; the other frames (a rejected or
+    malformed line, a seed from another source: 29% of them) are played by the reference and the
+    arrays taken from its state, its log left out (it holds the referee's reasons, which the arrays
+    do not). Every position the players saw, the end and the final scores are the referee's."""
+    stepped = frames = 0
+    for game in json.loads((DATA / name).read_text()):
+        state = rules.init(game["seed"])
+        board, info = kernels.from_state(state)
+        for index, played in enumerate(game["frames"]):
+            assert _seen(kernels.to_state(board, info)) == played["seen"], (game["seed"], index)
+            actions = _head_actions(state, played["commands"])
+            state = frame(state, *(text for text in played["commands"] if text is not None))
+            if actions is None:
+                board, info = kernels.from_state(dataclasses.replace(state, log=()))
+            else:
+                kernels.step(board, info, *actions)
+            stepped, frames = stepped + (actions is not None), frames + 1
+        assert _seen(kernels.to_state(board, info)) == game["end"], game["seed"]
+        assert list(kernels.final_scores(board, info)) == game["final_scores"], game["seed"]
+    assert stepped > frames * 2 // 3
 
 
 # --- shadows and sun ---------------------------------------------------------------------------------
