@@ -1,22 +1,27 @@
 """Spring 2021's compiled kernels against the reference rules and encoder, bit for bit
 (ARCHITECTURE "Compiled core").
 
-On 10,000+ positions of uniformly random games and of games against the `gardener` house bot, under
-four configs, a third of the frames played as a search's (`step_favouring`): legal masks, every
-field of `to_dict` after each frame, returns, end reasons (every one the frames reach), the players
-to move and the network inputs of both players; random playouts against `playouts.playouts` draw
-for draw.
+On 10,000+ positions (444 of 6 games between the zoo's AlphaZero nets, the rest of uniformly random
+games and of games against the `gardener` house bot under four configs, a third of those frames
+played as a search's, `step_favouring`): legal masks, every field of `to_dict` after each frame,
+returns, end reasons (every one the frames reach), the players to move and the network inputs of
+both players; random playouts against `playouts.playouts` draw for draw.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from arena_bots.match import Request
+from arena_bots.players import SamplePlayer
+from arena_bots.runtime import InProcessSession
 from arena_games import pcg64
-from arena_games.spring2021 import encoding, kernels, playouts, rules
+from arena_games.spring2021 import GAME, encoding, kernels, playouts, rules
 from arena_games.spring2021.gardener import gardener_action
 
 CONFIGS = (
@@ -27,6 +32,8 @@ CONFIGS = (
 )
 POSITIONS = 10_000
 NOBODY = -1
+ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "spring2021"
+ZOO_GAMES = 6  # between the zoo's final and early AlphaZero nets, each action drawn from the policy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,25 +50,64 @@ def play(position: Position) -> rules.SpringState:
     return rules.step_favouring(position.state, joint, position.favoured)
 
 
+Choose = Callable[[rules.SpringState, int], int]  # (state, player) -> that player's action
+
+
 def random_positions(count: int) -> list[Position]:
-    """At least `count` running positions and the frame played from each: games under CONFIGS of
-    uniformly random players, or of one against the gardener (seed % 3 == 1: both gardeners)."""
+    """At least `count` running positions and the frame played from each: the zoo's games, then games
+    under CONFIGS of uniformly random players, or of one against the gardener (seed % 3 == 1: both
+    gardeners)."""
     rng = np.random.default_rng(2021)
-    positions: list[Position] = []
+    positions = zoo_positions(ZOO_GAMES)
     seed = 0
     while len(positions) < count:
-        state = rules.init(seed, CONFIGS[seed % len(CONFIGS)])
-        gardeners = {0: (), 1: (0, 1), 2: (1,)}[seed % 3]
-        favoured = (NOBODY, 0, 1)[seed % 3]
+        choose = random_or_gardener(rng, {0: (), 1: (0, 1), 2: (1,)}[seed % 3])
+        start = rules.init(seed, CONFIGS[seed % len(CONFIGS)])
+        positions += played_game(start, choose, (NOBODY, 0, 1)[seed % 3])
         seed += 1
-        while players := rules.to_move(state):
-            actions = [-1, -1]
-            for player in players:
-                legal = list(rules.action_commands(state, player))
-                gardener = player in gardeners
-                actions[player] = gardener_action(state, player) if gardener else int(rng.choice(legal))
-            positions.append(Position(state, (actions[0], actions[1]), favoured))
-            state = play(positions[-1])
+    return positions
+
+
+def random_or_gardener(rng: np.random.Generator, gardeners: tuple[int, ...]) -> Choose:
+    """The gardener's action for the players in `gardeners`, a uniformly random one for the others."""
+
+    def choose(state: rules.SpringState, player: int) -> int:
+        if player in gardeners:
+            return gardener_action(state, player)
+        return int(rng.choice(list(rules.action_commands(state, player))))
+
+    return choose
+
+
+def zoo_positions(games: int) -> list[Position]:
+    """The positions of `games` games between the zoo's final and early nets, frames as `step`'s."""
+    nets = [SamplePlayer(InProcessSession(ZOO / f"az-spring2021-{name}.onnx")) for name in ("final", "early")]
+    positions = []
+    for seed in range(games):
+        seats = (nets[seed % 2], nets[1 - seed % 2])
+        positions += played_game(rules.init(seed), sampled(seats, np.random.default_rng(seed)), NOBODY)
+    return positions
+
+
+def sampled(seats: tuple[SamplePlayer, SamplePlayer], rng: np.random.Generator) -> Choose:
+    """Each player's action drawn from the policy of its seat's net."""
+
+    def choose(state: rules.SpringState, player: int) -> int:
+        (decision,) = seats[player].decide(GAME, [Request(state, player, rng)])
+        return decision.action[0]
+
+    return choose
+
+
+def played_game(state: rules.SpringState, choose: Choose, favoured: int) -> list[Position]:
+    """The positions of the game from `state` in which `choose(state, player)` picks each action."""
+    positions = []
+    while players := rules.to_move(state):
+        actions = [-1, -1]
+        for player in players:
+            actions[player] = choose(state, player)
+        positions.append(Position(state, (actions[0], actions[1]), favoured))
+        state = play(positions[-1])
     return positions
 
 
