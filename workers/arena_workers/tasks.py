@@ -13,10 +13,11 @@ Every task takes ids only, is acknowledged late, and is safe to run twice or on 
   arena.train_session(session_id)    trains a training session for one time slice (the `training`
                                      queue; arena_workers.training), then sends it again if it
                                      has more to do; a session held elsewhere is left alone
-  arena.sweep()                      re-sends pairings whose worker went silent (failing those out of
-                                     attempts) and queued ones whose message may be lost; refits
-                                     stale ladders and books rounds for stalled ones. The sweeper
-                                     (arena_workers.sweeper) runs the same every heartbeat itself;
+  arena.sweep()                      re-sends pairings whose lease lapsed and queued ones with no
+                                     message out or whose message is lost; refits stale ladders and
+                                     books rounds for stalled ones. The sweeper (arena_workers.sweeper)
+                                     runs the same every heartbeat itself, and also takes back dead
+                                     workers' pairings by their heartbeats (which needs its watch);
                                      this task is for a sweep on demand.
 
 `arena_task` only records a body; `register_tasks` binds every body to an app with the shared
