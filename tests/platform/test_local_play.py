@@ -122,6 +122,32 @@ def test_a_player_that_is_neither_a_house_bot_nor_a_file_is_named(tmp_path, caps
     assert f"is neither a house bot ({', '.join(HOUSE_KINDS)}) nor an ONNX file" in capsys.readouterr().err
 
 
+def _plain_export(tmp_path: Path, source: Path) -> Path:
+    """`source` as a plain export: the same network with no arena.* metadata."""
+    import onnx
+
+    model = onnx.load(source)
+    del model.metadata_props[:]
+    path = tmp_path / "plain.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def test_plain_exports_carry_their_own_name_and_player_after_the_file(tmp_path, capsys):
+    plain = _plain_export(tmp_path, FINAL)
+    assert cli.main(["play", "--game", "bobail", "--players", str(plain), "random"]) == 2
+    error = capsys.readouterr().err
+    assert f"{plain}: the manifest lacks arena.name, arena.player; give them after the file" in error
+    assert f"{plain}:mine:mcts" in error
+    assert "upload" not in error
+    out = tmp_path / "replays"
+    players = [f"{plain}:mine:mcts", f"{plain}:theirs:greedy"]
+    command = ["play", "--game", "bobail", "--players", *players, "--simulations", "2", "--out", str(out)]
+    assert cli.main(command) == 0
+    replay = Replay.from_json((out / "game-0001.json").read_text())
+    assert replay.players == ("mine", "theirs")
+
+
 def test_the_racer_house_bot_plays_csb_only(capsys):
     assert cli.main(["play", "--game", "bobail", "--players", "racer", "random"]) == 2
     assert "the house bot racer plays csb only, not bobail" in capsys.readouterr().err

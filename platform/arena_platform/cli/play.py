@@ -19,6 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from arena_bots.loading import HOUSE_KINDS, house_player, network_player
+from arena_bots.manifest import PLAYER_KINDS
 from arena_bots.match import MatchResult, MatchSetup, PlatformFault, Player, play_many
 from arena_bots.pairs import first_seat_score, paired_setups
 from arena_games.api import Game
@@ -39,7 +40,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "each validated as an upload is. One game is printed position by position; --games N plays "
         "seat-swapped pairs from the game's seeded openings, as the server plays a pairing of seed "
         "--seed, and prints W/D/L and the Elo difference of the first bot over the second with its 95%% "
-        "interval. The manifest options apply to every ONNX file, as `arena bot check` takes them.",
+        "interval. The manifest options apply to every ONNX file, as `arena bot check` takes them; "
+        "a file given as FILE:NAME:PLAYER (e.g. a.onnx:mine:mcts, or a.onnx:mine) carries its own name "
+        "and player, over the file's metadata and --name/--player.",
     )
     play.add_argument("--game", required=True, help=f"one of: {', '.join(sorted(GAMES))}")
     play.add_argument(
@@ -47,7 +50,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         nargs=2,
         default=["uct", "random"],
         metavar="BOT",
-        help=f"a house bot ({', '.join(HOUSE_KINDS)}) or an ONNX file",
+        help=f"a house bot ({', '.join(HOUSE_KINDS)}) or an ONNX file, as FILE or FILE:NAME[:PLAYER]",
     )
     play.add_argument("--seed", type=int, default=1, help="the pairing seed (default 1)")
     play.add_argument("--games", type=int, default=1, help="games to play (default 1)")
@@ -111,27 +114,45 @@ def _model_cache(resources: contextlib.ExitStack) -> ModelCache:
 
 
 def _player(spec: str, game: Game, args: argparse.Namespace, simulations: int, models: ModelCache) -> Player:
-    """The house bot named `spec`, or the ONNX file at `spec` validated as an upload and served as a
-    worker serves it. A rejected file prints its report and raises UsageError."""
+    """The house bot named `spec`, or the ONNX file of `spec` (FILE[:NAME[:PLAYER]]) validated as an
+    upload and served as a worker serves it. A rejected file prints its report and raises UsageError."""
     if spec in HOUSE_KINDS:
         try:
             return house_player(spec, simulations=simulations, game=game.name)
         except ValueError as error:
             raise UsageError(str(error)) from None
-    path = Path(spec)
-    if not path.is_file():
-        raise UsageError(f"{spec!r} is neither a house bot ({', '.join(HOUSE_KINDS)}) nor an ONNX file")
+    path, own = _bot_file(spec)
     from arena_bots.validation import validate_file  # onnx is heavy: only bot files need it
 
     try:  # checks the size before reading
-        report = validate_file(path, game, manifest_overrides(args), simulations=simulations)
+        report = validate_file(path, game, manifest_overrides(args) | own, simulations=simulations)
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    if report.code == "manifest_missing_field":  # a plain export: this command's way to name it
+        lacks = report.message.partition(":")[0]  # "the manifest lacks arena.name, arena.player"
+        raise UsageError(
+            f"{path}: {lacks}; give them after the file, as {path}:NAME:PLAYER with PLAYER one of "
+            f"{', '.join(PLAYER_KINDS)} (e.g. {path}:mine:mcts), or as --name and --player for every file"
+        )
     if not report.ok:
         print(report.format_text())
         raise UsageError(f"{path} was rejected as an upload would be [{report.code}]: {report.message}")
     sha256 = models.blobs.put(report.model_bytes)  # the sanitized model, as the server stores and runs it
     return network_player(report.manifest, ServedModel(models, sha256), simulations=simulations)
+
+
+def _bot_file(spec: str) -> tuple[Path, dict[str, str]]:
+    """The file of a FILE[:NAME[:PLAYER]] spec and the manifest fields it names (name, player; an
+    empty one is not given). A spec that is itself a file's path is that file, colons and all."""
+    if Path(spec).is_file():
+        return Path(spec), {}
+    path, *fields = spec.split(":")
+    if not Path(path).is_file() or len(fields) > 2:
+        raise UsageError(
+            f"{spec!r} is neither a house bot ({', '.join(HOUSE_KINDS)}) nor an ONNX file "
+            "(FILE or FILE:NAME[:PLAYER])"
+        )
+    return Path(path), {field: value for field, value in zip(("name", "player"), fields, strict=False) if value}
 
 
 def _play_one(game: Game, players: Sequence[Player], args: argparse.Namespace) -> list[MatchResult]:
