@@ -152,7 +152,8 @@ def _bot_file(spec: str) -> tuple[Path, dict[str, str]]:
             f"{spec!r} is neither a house bot ({', '.join(HOUSE_KINDS)}) nor an ONNX file "
             "(FILE or FILE:NAME[:PLAYER])"
         )
-    return Path(path), {field: value for field, value in zip(("name", "player"), fields, strict=False) if value}
+    named = zip(("name", "player"), fields, strict=False)
+    return Path(path), {field: value for field, value in named if value}
 
 
 def _play_one(game: Game, players: Sequence[Player], args: argparse.Namespace) -> list[MatchResult]:
