@@ -165,7 +165,7 @@ class Rating(SQLModel, table=True):
 
     ladder_id: int = Field(foreign_key="ladder.id", primary_key=True)
     bot_id: int = Field(foreign_key="bot.id", primary_key=True)
-    rating: float  # Elo scale, the house bots' mean pinned
+    rating: float  # Elo scale; 0 is the weighted mean of the house bots the games place (ratings.py)
     low: float  # 95% interval
     high: float
     games: int

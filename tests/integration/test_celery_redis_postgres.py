@@ -34,7 +34,7 @@ from arena_platform.store import bots as bot_store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import pairing_seed
-from arena_platform.store.ratings import refit_ladder
+from arena_platform.store.ratings import fit_ladder, refit_ladder
 from arena_workers import runner
 from arena_workers.runner import WorkerContext
 
@@ -141,8 +141,12 @@ def test_workers_play_a_ladder_of_house_and_network_bots_end_to_end(
             assert len(replay_states(game, replay)) == record.steps + 1
             assert record.forfeit_seat is None, record.end_reason  # the network bots played every move
         ratings = db.exec(select(Rating)).all()
-        house = [row.rating for row in ratings if bots[row.bot_id].kind == "house"]
-        assert sum(house) / len(house) == pytest.approx(0.0, abs=1e-6)
+        fitted = fit_ladder(db, ladder_id=ratings[0].ladder_id)
+        # The scale's zero: the house bots' mean, weighted as the fit weighs them.
+        weights = {row.bot_id: fitted[str(row.bot_id)].anchor_weight for row in ratings}
+        house_weights = [weights[row.bot_id] for row in ratings if bots[row.bot_id].kind == "house"]
+        assert sum(house_weights) == pytest.approx(1.0)
+        assert sum(weights[row.bot_id] * row.rating for row in ratings) == pytest.approx(0.0, abs=1e-6)
         for row in ratings:
             assert row.low <= row.rating <= row.high
             assert row.games == row.wins + row.draws + row.losses > 0

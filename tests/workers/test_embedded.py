@@ -97,8 +97,11 @@ def test_the_embedded_worker_plays_a_ladder_of_house_bots_through_the_tasks(sett
         for bot_id, row in ratings.items():
             assert row.rating == pytest.approx(fitted[str(bot_id)].rating)
             assert row.low <= row.rating <= row.high
-        house_mean = sum(row.rating for row in ratings.values()) / len(ratings)
-        assert house_mean == pytest.approx(0.0, abs=1e-6)  # every bot here is a house bot: the anchor
+        # Every bot here is a house bot: the scale's zero is their mean, weighted as the fit weighs them.
+        weights = {bot_id: fitted[str(bot_id)].anchor_weight for bot_id in ratings}
+        assert sum(weights.values()) == pytest.approx(1.0)
+        zero = sum(weights[bot_id] * row.rating for bot_id, row in ratings.items())
+        assert zero == pytest.approx(0.0, abs=1e-6)
 
 
 def _players(blobs: BlobStore, record: GameRecord) -> tuple[str, ...]:
