@@ -48,7 +48,7 @@ def local_view_app(paths: Sequence[str | os.PathLike[str]]) -> FastAPI:
     games = {number: load_game(number, Path(path)) for number, path in enumerate(paths, start=1)}
     app = FastAPI(title="Arena replays", docs_url=None, redoc_url=None, openapi_url=None)
     install_error_handlers(app, not_found_page=not_found_page)
-    install_frontend(app)
+    install_frontend(app, site_nav=False)  # no leaderboard, games list, upload nor API here
 
     def find(number: int) -> LocalGame:
         if number not in games:

@@ -25,3 +25,6 @@ def test_the_local_viewer_plays_a_replay_file_written_by_arena_play(tmp_path, se
         page.locator("[data-go=last]").click()
         expect(page.locator("#replay")).to_have_attribute("data-ply", str(steps))
         expect(page.locator("#result")).not_to_be_empty()
+        links = page.eval_on_selector_all("a[href]", "links => links.map(link => link.href)")
+        assert links  # the brand at least; none to the server's pages, which the viewer lacks
+        assert [link for link in links if page.request.get(link).status == 404] == []

@@ -57,9 +57,10 @@ def install_pages(app: FastAPI) -> None:
     app.include_router(router)
 
 
-def install_frontend(app: FastAPI) -> None:
+def install_frontend(app: FastAPI, *, site_nav: bool = True) -> None:
     """Loads the templates (for `render`) and mounts `/static`; FrontendMissing when `frontend/` is
-    not found. `arena view` serves its local replays with these too."""
+    not found. `arena view` serves its local replays with these too, with `site_nav` False: the
+    header then links none of the server's pages (Leaderboard, Games, Upload, API), which it lacks."""
     for part in ("templates", "static"):
         if not (FRONTEND / part).is_dir():
             raise FrontendMissing(
@@ -71,6 +72,7 @@ def install_frontend(app: FastAPI) -> None:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    app.state.templates.globals["site_nav"] = site_nav
     app.mount("/static", StaticFiles(directory=FRONTEND / "static"), name="static")
 
 
