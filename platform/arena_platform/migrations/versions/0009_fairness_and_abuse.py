@@ -1,6 +1,8 @@
 """fairness and abuse: the schema changes of the third audit's fixes
 
-Each fix adds its own pair of functions below, called from `upgrade` and `downgrade`.
+Case-insensitive bot and user names (refused while names differ only in case), pairings marked
+isolated (played alone after a batch's worker died), and API tokens' names and last use. Each change
+is its own pair of functions below; `downgrade` undoes them in reverse order.
 
 Revision ID: 0009
 Revises: 0008
@@ -9,9 +11,9 @@ Create Date: 2026-11-26 15:10:00.000000
 
 from __future__ import annotations
 
-import sqlalchemy as sa  # noqa: F401
-import sqlmodel  # noqa: F401
-from alembic import op  # noqa: F401
+import sqlalchemy as sa
+import sqlmodel
+from alembic import op
 
 revision = "0009"
 down_revision = "0008"
@@ -26,9 +28,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    _downgrade_case_insensitive_names()
-    _downgrade_pairing_isolation()
     _downgrade_token_listing()
+    _downgrade_pairing_isolation()
+    _downgrade_case_insensitive_names()
 
 
 def _upgrade_pairing_isolation() -> None:
