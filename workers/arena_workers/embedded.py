@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from typing import Any
 
+from celery.exceptions import SecurityWarning
 from sqlalchemy import Engine
 
 from arena_platform.blobs import BlobStore
@@ -66,16 +68,18 @@ class EmbeddedWorker:
         on the same model hosts, which serve one caller at a time)."""
         if self._thread is not None:
             raise RuntimeError("this embedded worker is already started")
-        self._worker = self.app.Worker(
-            pool="solo",
-            concurrency=1,
-            queues=self._queues,
-            without_heartbeat=True,
-            without_mingle=True,
-            without_gossip=True,
-            quiet=True,
-            loglevel="WARNING",
-        )
+        with warnings.catch_warnings():  # as root (a container): the broker carries JSON, never pickles
+            warnings.simplefilter("ignore", SecurityWarning)
+            self._worker = self.app.Worker(
+                pool="solo",
+                concurrency=1,
+                queues=self._queues,
+                without_heartbeat=True,
+                without_mingle=True,
+                without_gossip=True,
+                quiet=True,
+                loglevel="WARNING",
+            )
         self._thread = threading.Thread(target=self._worker.start, name="arena-embedded-worker", daemon=True)
         self._thread.start()
         if self._beater is not None:

@@ -1,0 +1,26 @@
+"""The embedded worker starts quietly: `make demo` prints nothing of Celery's at its start."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+from arena_platform.blobs import BlobStore
+from arena_platform.db import make_engine, migrate
+from arena_platform.settings import Settings
+from arena_workers.embedded import EmbeddedWorker
+
+
+def test_the_embedded_worker_started_as_root_gives_no_superuser_warning(tmp_path: Path, monkeypatch):
+    settings = Settings(data_dir=tmp_path).check()
+    engine = make_engine(settings.resolved_database_url)
+    migrate(engine)
+    for ids in ("getuid", "geteuid"):  # as the demo runs in a container: as root
+        monkeypatch.setattr(os, ids, lambda: 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with EmbeddedWorker(settings, engine=engine, blobs=BlobStore(settings.resolved_blob_url)):
+            pass
+    engine.dispose()
+    assert [str(warning.message) for warning in caught if "superuser" in str(warning.message)] == []
