@@ -6,18 +6,9 @@ starts from a fresh interpreter (no fork: the parent may have threads) in an emp
 working directory, with a scrubbed environment, an address-space and a CPU-time limit and no core
 dumps. Whatever the model does, the caller gets outputs or a `ModelFault`; it never hangs or dies.
 
-Protocol, over a Unix socket pair, in frames of an 8-byte little-endian length and a payload:
-  parent -> child  config JSON, then the model bytes
-  child -> parent  the session's tensors JSON {"inputs"|"outputs": [[name, type, shape], ...]}
-                   or {"fault": "host_start_failed", "message": ...}
-  parent -> child  the layout JSON: transport, max_batch, the tensors with fixed dims, the memfd
-  child -> parent  {"ready": true, "cpu_s": t}      (t: the child's CPU seconds so far)
-  per call         {"op": "run", "batch": n} -> {"ok": true, "cpu_s": t} | {"fault": code, "message": text}
-                   {"op": "describe"} -> the child's pid, cwd, environment and rlimits
-With the "shm" transport (the default) the tensors travel through shared memory allocated once at
-start: one block per tensor, sized for max_batch. With "pipe" each tensor follows its JSON as one
-raw float32 frame; it costs 1.5-1.8x the overhead per call of "shm" (bench/host.py). The parent
-never unpickles anything from the child: unpickling is running code.
+The module is in three parts: this one, the parent's side (`ModelHost`, its limits and faults);
+`arena_bots.host_protocol`, how the two sides talk and where the tensors lie; and
+`arena_bots.host_child`, the child's loop, rlimits and watchdog.
 
 A call's deadline is counted in the child's CPU time, not the wall clock, so a model is judged by
 the work it does, the same on an idle or a busy machine: the child stops a run once it has used
@@ -35,55 +26,35 @@ same positions and blames the model only if that one dies too (arena_workers.run
 Any other signal (SIGKILL, SIGTERM, SIGINT, SIGHUP, ...) came from outside, from an operator, a
 supervisor or the OOM killer, and is the platform's: never the bot's loss, at start or in a call.
 (The hard CPU limit's SIGKILL never ends a child: SIGXCPU, at the soft limit, ends it first.)
-
-The shared memory is one anonymous memfd (Linux): it has no name in /dev/shm, so nothing leaks even
-when both processes are killed, and it is sealed against resizing, so a compromised child cannot
-shrink it under the parent's mapping (which would crash the parent with SIGBUS).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import math
-import mmap
 import os
-import resource
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal, NoReturn
+from typing import IO, Any, Literal
 
 import numpy as np
-import onnxruntime as ort
 
-from arena_bots import runtime
+from arena_bots.host_protocol import Channel, Layout, Pipe, ProtocolError, SharedMemory, Tensor, Transport
 from arena_bots.runtime import InferenceBackend
 
-Transport = Literal["shm", "pipe"]
-
-_FLOAT32_BYTES = 4
-_BLOCK_ALIGNMENT = 64  # bytes: each tensor's block starts on a cache line
-_RECEIVE_BYTES = 1 << 16  # one recv reads up to this much, so a small frame costs one system call
-_MAX_MESSAGE_BYTES = 1 << 20  # a JSON message from the child; anything longer is a protocol breach
 _MAX_FAULT_MESSAGE_CHARS = 600  # of text from the child quoted in a ModelFault
 _STDERR_TAIL_BYTES = 400
 _REAP_TIMEOUT_S = 1.0  # how long a child that closed its socket gets to exit before it is killed
-_WATCH_TICK_S = 0.02  # the child's watchdog: deadline precision and parent-death latency
-_CPU_HARD_MARGIN_S = 5  # SIGXCPU at cpu_seconds, SIGKILL this much later
 _CHILD_CONFIG = ("memory_bytes", "cpu_seconds", "call_timeout_s", "threads")  # HostLimits fields
-_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 _CHILD_FAULT_CODES = frozenset({"host_start_failed", "timeout", "run_failed", "bad_output_shape"})
 _CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # the unit of a process's CPU times in /proc
 _INHERITED_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")  # what ORT (CUDA) needs
@@ -166,10 +137,10 @@ class ModelHost(InferenceBackend):
         self._limits = limits
         self._fault: ModelFault | None = None  # the first; once set, the host is dead
         self._child_cpu_s = 0.0  # the child's CPU time at its last answer
-        self._transport: _SharedMemory | _Pipe | None = None
+        self._transport: SharedMemory | Pipe | None = None
         self._child = _ChildResources.create()
         self._release = weakref.finalize(self, self._child.release)
-        self._channel = _Channel(self._child.socket)
+        self._channel = Channel(self._child.socket)
         try:
             self._child.spawn()
             self._start(model_bytes, transport)
@@ -178,7 +149,7 @@ class ModelHost(InferenceBackend):
         except TimeoutError:
             message = f"the model host did not start within {limits.start_timeout_s:g} s"
             raise self._fail(ModelFault("host_start_failed", message, blame="platform")) from None
-        except (EOFError, OSError, _ProtocolError):
+        except (EOFError, OSError, ProtocolError):
             raise self._fail(self._death("host_start_failed")) from None
 
     @property
@@ -233,14 +204,14 @@ class ModelHost(InferenceBackend):
         if "fault" in described:
             raise _child_fault(described)
         inputs, outputs = _tensors_of(described)
-        layout = self._layout = _Layout(transport, limits.max_batch, inputs, outputs, self._child.memory_fd)
+        layout = self._layout = Layout(transport, limits.max_batch, inputs, outputs, self._child.memory_fd)
         if limits.memory_bytes is not None and layout.shared_bytes() > limits.memory_bytes:
             raise ModelFault("host_start_failed", f"its tensors need {layout.shared_bytes()} bytes per call")
-        self._transport = _SharedMemory.allocate(layout) if transport == "shm" else _Pipe(layout)
+        self._transport = SharedMemory.allocate(layout) if transport == "shm" else Pipe(layout)
         self._channel.send_json(layout.to_json(), deadline)
         ready = self._channel.receive_json(deadline)
         if ready.get("ready") is not True:
-            raise _ProtocolError("the model host did not confirm it is ready")
+            raise ProtocolError("the model host did not confirm it is ready")
         self._child_cpu_s = float(ready.get("cpu_s", 0.0))
 
     def _checked_inputs(self, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
@@ -285,7 +256,7 @@ class ModelHost(InferenceBackend):
             yield
         except TimeoutError:
             raise self._fail(self._overdue()) from None
-        except (EOFError, OSError, _ProtocolError):
+        except (EOFError, OSError, ProtocolError):
             raise self._fail(self._death("host_died")) from None
 
     def _overdue(self) -> ModelFault:
@@ -346,11 +317,12 @@ class _ChildResources:
         return cls(parent_end, child_end, memory_fd, stderr, workdir)
 
     def spawn(self) -> None:
-        """Starts a fresh interpreter (no user site-packages) running `_serve` over the socket."""
+        """Starts a fresh interpreter (no user site-packages) serving the model over the socket
+        (`arena_bots.host_child`)."""
         socket_fd = self.child_end.fileno()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-s", "-m", "arena_bots.host", str(socket_fd)],
+                [sys.executable, "-s", "-m", "arena_bots.host_child", str(socket_fd)],
                 cwd=self.workdir,
                 env=child_environment(self.workdir),
                 pass_fds=(socket_fd, self.memory_fd),
@@ -373,185 +345,7 @@ class _ChildResources:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-@dataclass(frozen=True)
-class _Tensor:
-    """One float32 tensor of the model: `dims` is its shape without the batch dimension."""
-
-    name: str
-    dims: tuple[int, ...]
-
-    def shape(self, batch: int) -> tuple[int, ...]:
-        return (batch, *self.dims)
-
-    def nbytes(self, batch: int) -> int:
-        return batch * math.prod(self.dims) * _FLOAT32_BYTES
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """What both sides agree on: the transport, the most rows per call, the tensors, the memfd."""
-
-    transport: Transport
-    max_batch: int
-    inputs: tuple[_Tensor, ...]
-    outputs: tuple[_Tensor, ...]
-    memory_fd: int  # the same number in both processes (passed at spawn)
-
-    def block_offsets(self) -> list[int]:
-        """Where each tensor's block starts in the shared memory: inputs, then outputs."""
-        sizes = [tensor.nbytes(self.max_batch) for tensor in self.inputs + self.outputs]
-        aligned = [-(-size // _BLOCK_ALIGNMENT) * _BLOCK_ALIGNMENT for size in sizes]
-        return [sum(aligned[:index]) for index in range(len(aligned) + 1)]
-
-    def shared_bytes(self) -> int:
-        return self.block_offsets()[-1]
-
-    def to_json(self) -> dict[str, Any]:
-        def tensors(group: tuple[_Tensor, ...]) -> list[Any]:
-            return [[tensor.name, list(tensor.dims)] for tensor in group]
-
-        fields = {"transport": self.transport, "max_batch": self.max_batch, "memory_fd": self.memory_fd}
-        return fields | {"inputs": tensors(self.inputs), "outputs": tensors(self.outputs)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> _Layout:
-        def tensors(entries: list[Any]) -> tuple[_Tensor, ...]:
-            return tuple(_Tensor(name, tuple(dims)) for name, dims in entries)
-
-        inputs, outputs = tensors(data["inputs"]), tensors(data["outputs"])
-        return cls(data["transport"], data["max_batch"], inputs, outputs, data["memory_fd"])
-
-
-class _ProtocolError(Exception):
-    """The other side sent something the protocol does not allow."""
-
-
-class _Channel:
-    """Length-prefixed frames over a stream socket.
-
-    `deadline` is a time.monotonic() value after which a send or receive raises TimeoutError;
-    None blocks (the child). A closed peer raises EOFError or an OSError.
-    """
-
-    _LENGTH = struct.Struct("<Q")
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._socket = sock
-        self._received = bytearray()  # read from the socket, not yet returned
-
-    def send(self, payload: bytes | np.ndarray, deadline: float | None = None) -> None:
-        data = memoryview(payload)
-        self._arm(deadline)
-        self._socket.sendall(self._LENGTH.pack(data.nbytes) + data)
-
-    def receive(self, deadline: float | None = None, max_bytes: int = _MAX_MESSAGE_BYTES) -> bytearray:
-        (length,) = self._LENGTH.unpack(self._read_exactly(self._LENGTH.size, deadline))
-        if length > max_bytes:
-            raise _ProtocolError(f"a frame of {length} bytes, at most {max_bytes} allowed")
-        return self._read_exactly(length, deadline)
-
-    def send_json(self, message: Mapping[str, Any], deadline: float | None = None) -> None:
-        self.send(json.dumps(message).encode(), deadline)
-
-    def receive_json(self, deadline: float | None = None) -> dict[str, Any]:
-        try:
-            message = json.loads(self.receive(deadline))
-        except ValueError as error:
-            raise _ProtocolError(f"not JSON: {error}") from None
-        if not isinstance(message, dict):
-            raise _ProtocolError("a message must be a JSON object")
-        return message
-
-    def _read_exactly(self, size: int, deadline: float | None) -> bytearray:
-        while len(self._received) < size:
-            self._arm(deadline)
-            chunk = self._socket.recv(max(_RECEIVE_BYTES, size - len(self._received)))
-            if not chunk:
-                raise EOFError("the other side closed the socket")
-            self._received += chunk
-        data = self._received[:size]
-        del self._received[:size]
-        return data
-
-    def _arm(self, deadline: float | None) -> None:
-        if deadline is not None:
-            self._socket.settimeout(max(deadline - time.monotonic(), 1e-3))
-
-
-class _SharedMemory:
-    """Tensors travel through blocks of the shared memory, float32 arrays (max_batch, *dims)."""
-
-    def __init__(self, layout: _Layout) -> None:
-        self.inputs, self.outputs = layout.inputs, layout.outputs
-        memory = mmap.mmap(layout.memory_fd, layout.shared_bytes())
-        tensors, offsets = layout.inputs + layout.outputs, layout.block_offsets()[:-1]
-        blocks = [
-            np.ndarray(tensor.shape(layout.max_batch), dtype=np.float32, buffer=memory, offset=offset)
-            for tensor, offset in zip(tensors, offsets, strict=True)
-        ]
-        count = len(layout.inputs)
-        self._input_blocks = {t.name: block for t, block in zip(self.inputs, blocks[:count], strict=True)}
-        self._output_blocks = {t.name: block for t, block in zip(self.outputs, blocks[count:], strict=True)}
-
-    @classmethod
-    def allocate(cls, layout: _Layout) -> _SharedMemory:
-        """Parent side: sizes the memfd, seals its size, maps it."""
-        os.ftruncate(layout.memory_fd, layout.shared_bytes())
-        fcntl.fcntl(layout.memory_fd, fcntl.F_ADD_SEALS, _SEALS)
-        return cls(layout)
-
-    def send_inputs(
-        self, channel: _Channel, arrays: Mapping[str, np.ndarray], batch: int, deadline: float
-    ) -> None:
-        for name, block in self._input_blocks.items():
-            block[:batch] = arrays[name]
-        channel.send_json({"op": "run", "batch": batch}, deadline)
-
-    def receive_outputs(self, channel: _Channel, batch: int, deadline: float) -> dict[str, np.ndarray]:
-        return {name: block[:batch].copy() for name, block in self._output_blocks.items()}
-
-    def receive_inputs(self, channel: _Channel, batch: int) -> dict[str, np.ndarray]:
-        return {name: block[:batch] for name, block in self._input_blocks.items()}
-
-    def send_outputs(self, channel: _Channel, outputs: Sequence[np.ndarray]) -> None:
-        for block, output in zip(self._output_blocks.values(), outputs, strict=True):
-            block[: len(output)] = output
-        channel.send_json({"ok": True, "cpu_s": time.process_time()})
-
-
-class _Pipe:
-    """Tensors travel through the socket, one raw float32 frame each after the JSON message."""
-
-    def __init__(self, layout: _Layout) -> None:
-        self.inputs, self.outputs = layout.inputs, layout.outputs
-
-    def send_inputs(
-        self, channel: _Channel, arrays: Mapping[str, np.ndarray], batch: int, deadline: float
-    ) -> None:
-        channel.send_json({"op": "run", "batch": batch}, deadline)
-        for tensor in self.inputs:
-            channel.send(np.ascontiguousarray(arrays[tensor.name], dtype=np.float32), deadline)
-
-    def receive_outputs(self, channel: _Channel, batch: int, deadline: float) -> dict[str, np.ndarray]:
-        return {tensor.name: _receive_array(channel, tensor, batch, deadline) for tensor in self.outputs}
-
-    def receive_inputs(self, channel: _Channel, batch: int) -> dict[str, np.ndarray]:
-        return {tensor.name: _receive_array(channel, tensor, batch, None) for tensor in self.inputs}
-
-    def send_outputs(self, channel: _Channel, outputs: Sequence[np.ndarray]) -> None:
-        channel.send_json({"ok": True, "cpu_s": time.process_time()})
-        for output in outputs:
-            channel.send(np.ascontiguousarray(output, dtype=np.float32))
-
-
-def _receive_array(channel: _Channel, tensor: _Tensor, batch: int, deadline: float | None) -> np.ndarray:
-    frame = channel.receive(deadline, max_bytes=tensor.nbytes(batch))
-    if len(frame) != tensor.nbytes(batch):
-        raise _ProtocolError(f"{tensor.name!r}: {len(frame)} bytes, expected {tensor.nbytes(batch)}")
-    return np.frombuffer(frame, dtype=np.float32).reshape(tensor.shape(batch))
-
-
-def _tensors_of(described: Mapping[str, Any]) -> tuple[tuple[_Tensor, ...], tuple[_Tensor, ...]]:
+def _tensors_of(described: Mapping[str, Any]) -> tuple[tuple[Tensor, ...], tuple[Tensor, ...]]:
     """The model's inputs and outputs from the child's description; raises host_start_failed.
 
     The contract: float32 tensors whose first dimension is the batch (dynamic for inputs) and
@@ -561,11 +355,11 @@ def _tensors_of(described: Mapping[str, Any]) -> tuple[tuple[_Tensor, ...], tupl
         inputs = tuple(_tensor_of("input", *entry) for entry in described["inputs"])
         outputs = tuple(_tensor_of("output", *entry) for entry in described["outputs"])
     except (KeyError, TypeError, ValueError) as error:
-        raise _ProtocolError(f"bad tensor description: {error}") from None
+        raise ProtocolError(f"bad tensor description: {error}") from None
     return inputs, outputs
 
 
-def _tensor_of(kind: str, name: str, element_type: str, shape: list[Any] | None) -> _Tensor:
+def _tensor_of(kind: str, name: str, element_type: str, shape: list[Any] | None) -> Tensor:
     def refuse(reason: str) -> ModelFault:
         return ModelFault("host_start_failed", f"{kind} {name!r} {reason}")
 
@@ -578,7 +372,7 @@ def _tensor_of(kind: str, name: str, element_type: str, shape: list[Any] | None)
     dims = tuple(shape[1:])
     if not all(type(dim) is int and dim > 0 for dim in dims):
         raise refuse(f"has shape {shape}: every dimension but the batch must be fixed")
-    return _Tensor(name, dims)
+    return Tensor(name, dims)
 
 
 def _child_fault(reply: Mapping[str, Any]) -> ModelFault:
@@ -647,154 +441,3 @@ def child_environment(workdir: str) -> dict[str, str]:
             "MALLOC_ARENA_MAX": "2",  # each glibc arena reserves 64 MiB of address space (RLIMIT_AS)
         }
     )
-
-
-# ---- the child ----------------------------------------------------------------------------
-
-
-class _DeadlineExceeded(Exception):
-    pass
-
-
-class _Watchdog:
-    """A daemon thread of the child: stops a run past its deadline; exits if the parent is gone.
-
-    The deadline is in this process's CPU time (time.process_time: every thread's), so a run is
-    stopped for the work it did, never for waiting on a busy machine. Each run gets its own
-    RunOptions; past the deadline the thread sets its `terminate`, which ONNX Runtime checks between
-    nodes (also inside Loop bodies). A single node that runs long ignores it; the parent's kill
-    covers that case.
-    """
-
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        self._parent = os.getppid()
-        self._armed: tuple[ort.RunOptions, float] | None = None  # the run's options and deadline
-        threading.Thread(target=self._watch, name="arena-host-watchdog", daemon=True).start()
-
-    def run(self, session: ort.InferenceSession, names: list[str], feeds: dict[str, np.ndarray]) -> list[Any]:
-        options = ort.RunOptions()
-        self._armed = (options, time.process_time() + self.timeout_s)
-        try:
-            return session.run(names, feeds, options)
-        except Exception:
-            if options.terminate:
-                raise _DeadlineExceeded from None
-            raise
-        finally:
-            self._armed = None
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(_WATCH_TICK_S)
-            if os.getppid() != self._parent:
-                _orphaned()
-            armed = self._armed
-            if armed is not None and time.process_time() > armed[1]:
-                armed[0].terminate = True
-
-
-def _orphaned() -> NoReturn:
-    """The parent is gone: remove the (empty) working directory it can no longer remove, and exit."""
-    with contextlib.suppress(OSError):
-        os.rmdir(os.getcwd())  # only ever removes an empty directory
-    os._exit(1)
-
-
-def _limit_resources(memory_bytes: int | None, cpu_seconds: int) -> None:
-    """The child's rlimits, set before the model is loaded.
-
-    No address-space limit with CUDA: its driver reserves far more address space than it uses.
-    """
-    _lower_limit(resource.RLIMIT_CORE, 0, 0)
-    _lower_limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + _CPU_HARD_MARGIN_S)
-    if memory_bytes is not None and "CUDAExecutionProvider" not in runtime.providers():
-        _lower_limit(resource.RLIMIT_AS, memory_bytes, memory_bytes)
-
-
-def _lower_limit(kind: int, soft: int, hard: int) -> None:
-    """Sets a limit, never above the current hard limit (which an unprivileged process cannot raise)."""
-    _, current_hard = resource.getrlimit(kind)
-    if current_hard != resource.RLIM_INFINITY:
-        soft, hard = min(soft, current_hard), min(hard, current_hard)
-    resource.setrlimit(kind, (soft, hard))
-
-
-def _describe_session(session: ort.InferenceSession) -> dict[str, Any]:
-    def tensors(args: list[Any]) -> list[Any]:
-        return [[arg.name, arg.type, arg.shape] for arg in args]
-
-    return {"inputs": tensors(session.get_inputs()), "outputs": tensors(session.get_outputs())}
-
-
-def _describe_process() -> dict[str, Any]:
-    limits = {
-        "memory_bytes": resource.RLIMIT_AS,
-        "cpu_seconds": resource.RLIMIT_CPU,
-        "core": resource.RLIMIT_CORE,
-    }
-    return {
-        "pid": os.getpid(),
-        "cwd": os.getcwd(),
-        "cwd_entries": sorted(os.listdir(".")),
-        "environment": dict(os.environ),
-        "limits": {name: list(resource.getrlimit(kind)) for name, kind in limits.items()},  # [soft, hard]
-    }
-
-
-def _serve(socket_fd: int) -> None:
-    """The child's life: load the model, map the transport, answer calls until the parent leaves."""
-    channel = _Channel(socket.socket(fileno=socket_fd))
-    config = channel.receive_json()
-    _limit_resources(config["memory_bytes"], config["cpu_seconds"])
-    watchdog = _Watchdog(config["call_timeout_s"])
-    try:
-        session = runtime.create_session(bytes(channel.receive(max_bytes=sys.maxsize)), config["threads"])
-    except Exception as error:  # whatever stops the load is the model's fault, reported as such
-        message = f"onnxruntime cannot load the model: {error}"
-        channel.send_json({"fault": "host_start_failed", "message": message})
-        return
-    channel.send_json(_describe_session(session))
-    layout = _Layout.from_json(channel.receive_json())
-    transport = _SharedMemory(layout) if layout.transport == "shm" else _Pipe(layout)
-    os.close(layout.memory_fd)
-    channel.send_json({"ready": True, "cpu_s": time.process_time()})
-    while True:
-        request = channel.receive_json()
-        if request["op"] == "describe":
-            channel.send_json(_describe_process())
-        else:
-            _serve_run(channel, session, transport, watchdog, request["batch"])
-
-
-def _serve_run(
-    channel: _Channel,
-    session: ort.InferenceSession,
-    transport: _SharedMemory | _Pipe,
-    watchdog: _Watchdog,
-    batch: int,
-) -> None:
-    """One model call: inputs in, then outputs or a fault out."""
-    feeds = transport.receive_inputs(channel, batch)
-    try:
-        outputs = watchdog.run(session, [tensor.name for tensor in transport.outputs], feeds)
-    except _DeadlineExceeded:
-        message = f"inference ran past {watchdog.timeout_s:g} s of CPU"
-        channel.send_json({"fault": "timeout", "message": message})
-        return
-    except Exception as error:  # onnxruntime's failures (e.g. a failed allocation) are the model's
-        channel.send_json({"fault": "run_failed", "message": f"onnxruntime failed: {error}"})
-        return
-    for tensor, output in zip(transport.outputs, outputs, strict=True):
-        if output.shape != tensor.shape(batch):
-            message = f"output {tensor.name!r} has shape {output.shape}, expected {tensor.shape(batch)}"
-            channel.send_json({"fault": "bad_output_shape", "message": message})
-            return
-    transport.send_outputs(channel, outputs)
-
-
-if __name__ == "__main__":
-    try:
-        _serve(int(sys.argv[1]))
-    except (EOFError, ConnectionError):  # the parent left without killing the child: it died
-        _orphaned()

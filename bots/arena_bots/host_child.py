@@ -1,0 +1,176 @@
+"""The model host's child process: loads the model under rlimits and answers the parent's calls
+(`arena_bots.host` starts it as `python -m arena_bots.host_child <socket fd>`; the protocol is
+`arena_bots.host_protocol`).
+
+It imports nothing of the parent's side. A run is stopped by a watchdog thread once it has used
+`call_timeout_s` of this process's CPU time; the same thread exits the process when the parent is
+gone, so a child never outlives the worker that started it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import socket
+import sys
+import threading
+import time
+from typing import Any, NoReturn
+
+import numpy as np
+import onnxruntime as ort
+
+from arena_bots import runtime
+from arena_bots.host_protocol import Channel, Layout, Pipe, SharedMemory
+
+_WATCH_TICK_S = 0.02  # the watchdog: deadline precision and parent-death latency
+_CPU_HARD_MARGIN_S = 5  # SIGXCPU at cpu_seconds, SIGKILL this much later
+
+
+class _DeadlineExceeded(Exception):
+    pass
+
+
+class _Watchdog:
+    """A daemon thread of the child: stops a run past its deadline; exits if the parent is gone.
+
+    The deadline is in this process's CPU time (time.process_time: every thread's), so a run is
+    stopped for the work it did, never for waiting on a busy machine. Each run gets its own
+    RunOptions; past the deadline the thread sets its `terminate`, which ONNX Runtime checks between
+    nodes (also inside Loop bodies). A single node that runs long ignores it; the parent's kill
+    covers that case.
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._parent = os.getppid()
+        self._armed: tuple[ort.RunOptions, float] | None = None  # the run's options and deadline
+        threading.Thread(target=self._watch, name="arena-host-watchdog", daemon=True).start()
+
+    def run(self, session: ort.InferenceSession, names: list[str], feeds: dict[str, np.ndarray]) -> list[Any]:
+        options = ort.RunOptions()
+        self._armed = (options, time.process_time() + self.timeout_s)
+        try:
+            return session.run(names, feeds, options)
+        except Exception:
+            if options.terminate:
+                raise _DeadlineExceeded from None
+            raise
+        finally:
+            self._armed = None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(_WATCH_TICK_S)
+            if os.getppid() != self._parent:
+                _orphaned()
+            armed = self._armed
+            if armed is not None and time.process_time() > armed[1]:
+                armed[0].terminate = True
+
+
+def _orphaned() -> NoReturn:
+    """The parent is gone: remove the (empty) working directory it can no longer remove, and exit."""
+    with contextlib.suppress(OSError):
+        os.rmdir(os.getcwd())  # only ever removes an empty directory
+    os._exit(1)
+
+
+def _limit_resources(memory_bytes: int | None, cpu_seconds: int) -> None:
+    """The child's rlimits, set before the model is loaded.
+
+    No address-space limit with CUDA: its driver reserves far more address space than it uses.
+    """
+    _lower_limit(resource.RLIMIT_CORE, 0, 0)
+    _lower_limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + _CPU_HARD_MARGIN_S)
+    if memory_bytes is not None and "CUDAExecutionProvider" not in runtime.providers():
+        _lower_limit(resource.RLIMIT_AS, memory_bytes, memory_bytes)
+
+
+def _lower_limit(kind: int, soft: int, hard: int) -> None:
+    """Sets a limit, never above the current hard limit (which an unprivileged process cannot raise)."""
+    _, current_hard = resource.getrlimit(kind)
+    if current_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current_hard), min(hard, current_hard)
+    resource.setrlimit(kind, (soft, hard))
+
+
+def _describe_session(session: ort.InferenceSession) -> dict[str, Any]:
+    def tensors(args: list[Any]) -> list[Any]:
+        return [[arg.name, arg.type, arg.shape] for arg in args]
+
+    return {"inputs": tensors(session.get_inputs()), "outputs": tensors(session.get_outputs())}
+
+
+def _describe_process() -> dict[str, Any]:
+    limits = {
+        "memory_bytes": resource.RLIMIT_AS,
+        "cpu_seconds": resource.RLIMIT_CPU,
+        "core": resource.RLIMIT_CORE,
+    }
+    return {
+        "pid": os.getpid(),
+        "cwd": os.getcwd(),
+        "cwd_entries": sorted(os.listdir(".")),
+        "environment": dict(os.environ),
+        "limits": {name: list(resource.getrlimit(kind)) for name, kind in limits.items()},  # [soft, hard]
+    }
+
+
+def _serve(socket_fd: int) -> None:
+    """The child's life: load the model, map the transport, answer calls until the parent leaves."""
+    channel = Channel(socket.socket(fileno=socket_fd))
+    config = channel.receive_json()
+    _limit_resources(config["memory_bytes"], config["cpu_seconds"])
+    watchdog = _Watchdog(config["call_timeout_s"])
+    try:
+        session = runtime.create_session(bytes(channel.receive(max_bytes=sys.maxsize)), config["threads"])
+    except Exception as error:  # whatever stops the load is the model's fault, reported as such
+        message = f"onnxruntime cannot load the model: {error}"
+        channel.send_json({"fault": "host_start_failed", "message": message})
+        return
+    channel.send_json(_describe_session(session))
+    layout = Layout.from_json(channel.receive_json())
+    transport = SharedMemory(layout) if layout.transport == "shm" else Pipe(layout)
+    os.close(layout.memory_fd)
+    channel.send_json({"ready": True, "cpu_s": time.process_time()})
+    while True:
+        request = channel.receive_json()
+        if request["op"] == "describe":
+            channel.send_json(_describe_process())
+        else:
+            _serve_run(channel, session, transport, watchdog, request["batch"])
+
+
+def _serve_run(
+    channel: Channel,
+    session: ort.InferenceSession,
+    transport: SharedMemory | Pipe,
+    watchdog: _Watchdog,
+    batch: int,
+) -> None:
+    """One model call: inputs in, then outputs or a fault out."""
+    feeds = transport.receive_inputs(channel, batch)
+    try:
+        outputs = watchdog.run(session, [tensor.name for tensor in transport.outputs], feeds)
+    except _DeadlineExceeded:
+        message = f"inference ran past {watchdog.timeout_s:g} s of CPU"
+        channel.send_json({"fault": "timeout", "message": message})
+        return
+    except Exception as error:  # onnxruntime's failures (e.g. a failed allocation) are the model's
+        channel.send_json({"fault": "run_failed", "message": f"onnxruntime failed: {error}"})
+        return
+    for tensor, output in zip(transport.outputs, outputs, strict=True):
+        if output.shape != tensor.shape(batch):
+            message = f"output {tensor.name!r} has shape {output.shape}, expected {tensor.shape(batch)}"
+            channel.send_json({"fault": "bad_output_shape", "message": message})
+            return
+    transport.send_outputs(channel, outputs)
+
+
+if __name__ == "__main__":
+    try:
+        _serve(int(sys.argv[1]))
+    except (EOFError, ConnectionError):  # the parent left without killing the child: it died
+        _orphaned()
