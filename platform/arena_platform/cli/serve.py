@@ -88,7 +88,10 @@ def _run_serve(_: argparse.Namespace) -> int:
 
 
 def _run_demo(_: argparse.Namespace) -> int:
-    with services(_settings()) as running:
+    settings = _settings()
+    count = sum(len(list((ZOO / game).glob("*.onnx"))) for game in DEMO_GAMES)
+    print(f"Arena demo: validating the zoo's {count} bots as uploads are validated, then serving", flush=True)
+    with services(settings) as running:
         ladders = [load_zoo_ladder(running, game) for game in DEMO_GAMES]
         running.enqueue(SCHEDULE_LADDER, *(ladder.id for ladder in ladders))  # their games in turn
         threading.Thread(target=_show_progress, args=(running.engine, ladders), daemon=True).start()
@@ -113,9 +116,10 @@ def load_zoo_ladder(running: Services, game: str) -> Ladder:
             model = path.read_bytes()
             if bots.find_active_bot_by_model(db, ladder_id=ladder.id, model_sha256=sha256_hex(model)):
                 continue
+            print(f"validating {game} bot {path.name} ...", end=" ", flush=True)  # a second or more each
             report = validate(model, get_game(game))
             if not report.ok:
-                print(f"skipping {path.name}: {report.message}")
+                print(f"skipped: {report.message}")
                 continue
             key = running.blobs.put(report.model_bytes)
             bots.create_network_bot(
@@ -126,7 +130,7 @@ def load_zoo_ladder(running: Services, game: str) -> Ladder:
                 report=report.to_dict(),
                 model_sha256=key,
             )
-            print(f"loaded {game} bot {report.manifest.name!r} from {path.name}")
+            print(f"loaded as {report.manifest.name!r}")
         db.commit()
     return ladder
 
