@@ -102,7 +102,7 @@ def uct_meters(plan: Plan, states: list) -> list[Meter]:
     def compiled(call: int) -> int:
         state = states[call % len(states)]
         request = Request(state, state.ply % 2, np.random.default_rng(call))
-        compiled_uct.search([request], SearchConfig(plan.simulations, "uct", EXPLORATION))
+        compiled_uct.search(PENTE, [request], SearchConfig(plan.simulations, "uct", EXPLORATION))
         return plan.simulations
 
     def reference(call: int) -> int:

@@ -1,42 +1,146 @@
 """UCT with random rollouts, compiled (Numba): the `uct` house bot's search on the compiled core.
 
 It is `arena_bots.mcts.search` with rule "uct", one leaf per round and a `RolloutEvaluator` of one
-playout per leaf, for one tree at a time, run entirely in compiled code on the game's kernels
-(`arena_games.pente.kernels`; Pente is the first game with kernels). It reproduces the reference
-search exactly, draw for draw from the request's PCG64 generator (`arena_games.pcg64`): the root's
-playout, then its children's shuffle keys; per simulation the new leaf's playout and shuffle keys
-(a finished leaf draws nothing). The selection computes UCB1 in the reference's precisions (edge
-visits and values float32, node visits float64), so the visit counts, the root value and the
-generator's state afterwards are the reference's (tests/bots/test_compiled_uct.py). Searches of
-several requests are independent (one generator each), as in the reference's lockstep.
+playout per leaf, for one tree at a time, run entirely in compiled code on a turn-based game's
+kernels (`GAMES`: Pente's and Bobail's; the simultaneous games search a sequential view of the game
+in Python, their playouts on the kernels: `core.on_core`). One tree, generic over the game: its
+functions take the game's tag (an empty named tuple of a class per game) and call the game's
+`GameKernels` through `_kernel` stubs, which Numba binds by the tag's type, so it compiles the tree
+once per game and its cache holds across processes. It reproduces the reference search exactly, draw
+for draw from the request's PCG64 generator (`arena_games.pcg64`): the root's playout, then its
+children's shuffle keys; per simulation the new leaf's playout and shuffle keys (a finished leaf
+draws nothing). The selection computes UCB1 in the reference's precisions (edge visits and values
+float32, node visits float64), so the visit counts, the root value and the generator's state
+afterwards are the reference's (tests/bots/test_compiled_uct.py). Searches of several requests are
+independent (one generator each), as in the reference's lockstep.
 
-Layout, per search: nodes (expanded positions, at most simulations + 1) with their state arrays,
-first edge, edge count, visits, value sum, player to move (-1 once over) and outcome per player;
-edges (each node's legal moves, contiguous, in shuffled order) with action, prior, visits (float32),
-value sum (float32) and child node (-1 until expanded).
+Layout, per search: nodes (expanded positions, at most simulations + 1) with their state arrays (the
+game's (board, info) pair), first edge, edge count, visits, value sum, player to move (-1 once over)
+and outcome per player; edges (each node's legal moves, contiguous, in shuffled order) with action,
+prior, visits (float32), value sum (float32) and child node (-1 until expanded).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, SearchResult
 from arena_games import pcg64
 from arena_games.api import Game
+from arena_games.bobail import kernels as bobail
+from arena_games.bobail.rules import NUM_ACTIONS as BOBAIL_ACTIONS
 from arena_games.pente import kernels as pente
-from arena_games.pente.playouts import BLOCK, RUNNING, STRIDE
+from arena_games.pente.playouts import BLOCK, RUNNING
 from arena_games.pente.rules import MAX_PLIES
 from arena_games.pente.tables import NUM_POINTS
 
-GAMES = ("pente",)  # the games with kernels this search runs on
 _UNEXPANDED = -1  # an edge's child before expansion
-MAX_DEPTH = MAX_PLIES + 1  # a path is at most one game long
+
+
+class GameKernels(NamedTuple):
+    """The jitted functions the tree calls on one game (board, info): a game's state arrays."""
+
+    copy: Callable  # (board, info, to_board, to_info) -> None
+    mover: Callable  # (info) -> the player to move, -1 once the game is over
+    legal_mask: Callable  # (board, info, out bool (actions,)) -> how many are legal
+    step: Callable  # (board, info, action) -> anything (ignored)
+    returns_of: Callable  # (info) -> (float, float): each player's return, 0 while running
+    random_playout: Callable  # (board, info, rng PCG64 state, scratch) -> anything (ignored)
+
+
+class PenteTag(NamedTuple):
+    """Pente's tag: compiled code finds Pente's kernels by this type."""
+
+
+class BobailTag(NamedTuple):
+    """Bobail's tag: compiled code finds Bobail's kernels by this type."""
+
+
+class TreeGame(NamedTuple):
+    """A turn-based game the compiled tree searches: its tag, its kernels and what sizes a tree."""
+
+    tag: tuple  # an instance of the game's own tag class (PenteTag, ...)
+    kernels: GameKernels
+    from_state: Callable[[Any], tuple[np.ndarray, np.ndarray]]  # reference state -> (board, info)
+    actions: int  # flat actions of the game's one head
+    max_depth: int  # plies of the longest game, plus one: the deepest path
+    playout_scratch: Callable[[], np.ndarray]  # a new scratch array for `random_playout`
+
+
+@njit(cache=True)
+def _pente_mover(info: np.ndarray) -> int:
+    return -1 if info[pente.END] != RUNNING else info[pente.PLY] % 2
+
+
+@njit(cache=True)
+def _bobail_copy(history: np.ndarray, info: np.ndarray, to_history: np.ndarray, to_info: np.ndarray) -> None:
+    """Copies the boards played so far and the scalars (the rest of a history is unused)."""
+    for half_move in range(info[bobail.HALF_MOVES] + 1):
+        to_history[half_move] = history[half_move]
+    for field in range(bobail.FIELDS):
+        to_info[field] = info[field]
+
+
+GAMES = {
+    "pente": TreeGame(
+        PenteTag(),
+        GameKernels(
+            pente.copy_game,
+            _pente_mover,
+            pente.legal_mask,
+            pente.step,
+            pente.returns_of,
+            pente.random_playout,
+        ),
+        pente.from_state,
+        NUM_POINTS,
+        MAX_PLIES + 1,
+        lambda: np.empty(2 * BLOCK, dtype=np.uint64),  # a playout's block of draws
+    ),
+    "bobail": TreeGame(
+        BobailTag(),
+        GameKernels(
+            _bobail_copy,
+            bobail.to_move,
+            bobail.legal_mask,
+            bobail.step,
+            bobail.returns_of,
+            bobail.random_playout,
+        ),
+        bobail.from_state,
+        BOBAIL_ACTIONS,
+        bobail.HISTORY,
+        lambda: np.empty(BOBAIL_ACTIONS, dtype=np.bool_),  # a playout's legal mask
+    ),
+}
+
+_KERNELS = {type(game.tag): game.kernels for game in GAMES.values()}
+
+
+def _kernel(operation: str) -> Callable:
+    """`call(tag, *args)`, for compiled code only: the `operation` kernel (a GameKernels field) of
+    the game whose tag it is given, bound when Numba compiles the caller. (A kernel passed as an
+    argument would be typed by its dispatcher object, new in every process: no cache hit ever.)"""
+
+    def call(tag: tuple, *args: Any) -> Any:
+        raise TypeError("a game's kernel is called through its tag from compiled code only")
+
+    @overload(call)
+    def _bind(tag, *args):  # unannotated: Numba checks it against the implementation, name by name
+        kernel = getattr(_KERNELS[tag.instance_class], operation)
+        return lambda tag, *args: kernel(*args)
+
+    return call
+
+
+_copy, _mover, _legal_mask, _step, _returns_of, _random_playout = map(_kernel, GameKernels._fields)
 
 
 def supports(game: Game, config: SearchConfig, playouts_per_leaf: int, requests: Sequence[Request]) -> bool:
@@ -53,16 +157,21 @@ def supports(game: Game, config: SearchConfig, playouts_per_leaf: int, requests:
     )
 
 
-def search(requests: Sequence[Request], config: SearchConfig) -> list[SearchResult]:
-    """One UCT search per request (Pente), as `mcts.search` gives it; each request's generator is
-    advanced as the reference advances it. ValueError if a request's player is not to move."""
+def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> list[SearchResult]:
+    """One UCT search per request of `game` (one of GAMES), as `mcts.search` gives it; each request's
+    generator is advanced as the reference advances it. ValueError if a request's player is not to
+    move."""
+    tree_game = GAMES[game.name]
     results = []
     for request in requests:
-        board, info = pente.from_state(request.state)
-        if info[pente.END] != RUNNING or info[pente.PLY] % 2 != request.player:
+        board, info = tree_game.from_state(request.state)
+        if tree_game.kernels.mover(info) != request.player:
             raise ValueError(f"request for player {request.player}, but the position's mover differs")
+        tree = _new_tree(tree_game, board, info, config.simulations + 1)
         rng = pcg64.state_of(request.rng)
-        actions, visits, priors, value = uct_search(board, info, rng, config.simulations, config.exploration)
+        actions, visits, priors, value = uct_search(
+            tree_game.tag, tree, board, info, rng, config.simulations, config.exploration
+        )
         pcg64.restore(request.rng, rng)
         results.append(
             SearchResult(
@@ -77,11 +186,12 @@ def search(requests: Sequence[Request], config: SearchConfig) -> list[SearchResu
 
 
 class _Tree(NamedTuple):
-    """One search's arrays (module docstring); `sizes` holds the nodes and edges in use."""
+    """One search's arrays (module docstring); `sizes` holds the nodes and edges in use. A: the
+    game's actions."""
 
     sizes: np.ndarray  # int64 (2,): [nodes, edges]
-    boards: np.ndarray  # int8 (nodes, STRIDE): each node's position (kernels' board)
-    infos: np.ndarray  # int64 (nodes, FIELDS): ... and its scalars (kernels' info)
+    boards: np.ndarray  # (nodes, board size), the game's dtype: each node's position (kernels' board)
+    infos: np.ndarray  # int64 (nodes, fields): ... and its scalars (kernels' info)
     node_first: np.ndarray  # int64 (nodes,)
     node_count: np.ndarray  # int64 (nodes,): legal moves; 0 for a finished game
     node_visits: np.ndarray  # float64 (nodes,): its own evaluation included
@@ -93,22 +203,24 @@ class _Tree(NamedTuple):
     edge_visits: np.ndarray  # float32 (edges,)
     edge_value: np.ndarray  # float32 (edges,): value sum for the player choosing it
     edge_child: np.ndarray  # int32 (edges,): child node, _UNEXPANDED until expanded
-    legal: np.ndarray  # bool (NUM_POINTS,): scratch for a legal mask
-    keys: np.ndarray  # float64 (NUM_POINTS,): scratch for the shuffle keys
-    order: np.ndarray  # int64 (NUM_POINTS,): scratch for their sorted order
-    merged: np.ndarray  # int64 (NUM_POINTS,): scratch for the merge sort
-    words: np.ndarray  # uint64 (2 * BLOCK,): scratch for a playout's block of draws
-    playout_board: np.ndarray  # int8 (STRIDE,): scratch for a playout's board
-    playout_info: np.ndarray  # int64 (FIELDS,): ... and its scalars
+    legal: np.ndarray  # bool (A,): scratch for a legal mask
+    keys: np.ndarray  # float64 (A,): scratch for the shuffle keys
+    order: np.ndarray  # int64 (A,): scratch for their sorted order
+    merged: np.ndarray  # int64 (A,): scratch for the merge sort
+    scratch: np.ndarray  # the game's playout scratch (TreeGame.playout_scratch)
+    playout_board: np.ndarray  # (board size,): scratch for a playout's board
+    playout_info: np.ndarray  # int64 (fields,): ... and its scalars
+    path_nodes: np.ndarray  # int64 (max depth,): a descent's nodes
+    path_edges: np.ndarray  # int64 (max depth,): ... and the edges chosen at them
 
 
-@njit(cache=True)
-def _new_tree(nodes: int) -> _Tree:
-    edges = nodes * NUM_POINTS
+def _new_tree(game: TreeGame, board: np.ndarray, info: np.ndarray, nodes: int) -> _Tree:
+    """Room for `nodes` nodes of the game whose positions look like (board, info)."""
+    edges, actions = nodes * game.actions, game.actions
     return _Tree(
         np.zeros(2, dtype=np.int64),
-        np.empty((nodes, STRIDE), dtype=np.int8),
-        np.empty((nodes, pente.FIELDS), dtype=np.int64),
+        np.empty((nodes, board.size), dtype=board.dtype),
+        np.empty((nodes, info.size), dtype=np.int64),
         np.zeros(nodes, dtype=np.int64),
         np.zeros(nodes, dtype=np.int64),
         np.zeros(nodes),
@@ -120,34 +232,36 @@ def _new_tree(nodes: int) -> _Tree:
         np.empty(edges, dtype=np.float32),
         np.empty(edges, dtype=np.float32),
         np.empty(edges, dtype=np.int32),
-        np.empty(NUM_POINTS, dtype=np.bool_),
-        np.empty(NUM_POINTS),
-        np.empty(NUM_POINTS, dtype=np.int64),
-        np.empty(NUM_POINTS, dtype=np.int64),
-        np.empty(2 * BLOCK, dtype=np.uint64),
-        np.empty(STRIDE, dtype=np.int8),
-        np.empty(pente.FIELDS, dtype=np.int64),
+        np.empty(actions, dtype=np.bool_),
+        np.empty(actions),
+        np.empty(actions, dtype=np.int64),
+        np.empty(actions, dtype=np.int64),
+        game.playout_scratch(),
+        np.empty_like(board),
+        np.empty_like(info),
+        np.empty(game.max_depth, dtype=np.int64),
+        np.empty(game.max_depth, dtype=np.int64),
     )
 
 
 @njit(cache=True)
-def _add(tree: _Tree, board: np.ndarray, info: np.ndarray, rng: np.ndarray) -> int:
+def _add(tag: tuple, tree: _Tree, board: np.ndarray, info: np.ndarray, rng: np.ndarray) -> int:
     """Adds the position as a node with one visit; returns its id. A running game is valued by one
     random playout, then its legal moves are shuffled by keys drawn after it (mcts._expand and
     _Forest.add_positions: a stable sort by the keys); a finished one keeps its returns."""
     node = tree.sizes[0]
     tree.sizes[0] += 1
-    pente.copy_game(board, info, tree.boards[node], tree.infos[node])
+    _copy(tag, board, info, tree.boards[node], tree.infos[node])
     tree.node_visits[node] = 1.0
-    if info[pente.END] != RUNNING:
+    player = _mover(tag, info)
+    if player < 0:
         tree.node_player[node] = -1
-        tree.node_outcome[node, 0], tree.node_outcome[node, 1] = pente.returns_of(info)
+        tree.node_outcome[node, 0], tree.node_outcome[node, 1] = _returns_of(tag, info)
         return node
-    player = info[pente.PLY] % 2
-    pente.copy_game(board, info, tree.playout_board, tree.playout_info)
-    pente.random_playout(tree.playout_board, tree.playout_info, rng, tree.words)
-    value = pente.returns_of(tree.playout_info)[player]
-    count = pente.legal_mask(board, info, tree.legal)
+    _copy(tag, board, info, tree.playout_board, tree.playout_info)
+    _random_playout(tag, tree.playout_board, tree.playout_info, rng, tree.scratch)
+    value = _returns_of(tag, tree.playout_info)[player]
+    count = _legal_mask(tag, board, info, tree.legal)
     for index in range(count):
         tree.keys[index] = pcg64.next_double(rng)
     _stable_order(tree.keys, count, tree.order, tree.merged)
@@ -224,31 +338,35 @@ def _backup(tree: _Tree, nodes: np.ndarray, edges: np.ndarray, leaf: int) -> Non
 
 @njit(cache=True)
 def uct_search(
-    board: np.ndarray, info: np.ndarray, rng: np.ndarray, simulations: int, exploration: float
+    tag: tuple,
+    tree: _Tree,
+    board: np.ndarray,
+    info: np.ndarray,
+    rng: np.ndarray,
+    simulations: int,
+    exploration: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """The root's edges after `simulations` descents from the running position (board, info, used
-    as scratch): actions int32 (k,), visits float32 (k,), priors float32 (k,), and the root's mean
-    value for its mover. `rng`: a PCG64 state, advanced in place."""
-    tree = _new_tree(simulations + 1)
-    _add(tree, board, info, rng)
-    path_nodes = np.empty(MAX_DEPTH, dtype=np.int64)
-    path_edges = np.empty(MAX_DEPTH, dtype=np.int64)
+    as scratch) in the empty `tree` (room for simulations + 1 nodes): actions int32 (k,), visits
+    float32 (k,), priors float32 (k,), and the root's mean value for its mover. `rng`: a PCG64
+    state, advanced in place."""
+    _add(tag, tree, board, info, rng)
     for _ in range(simulations):
         depth, node = 0, 0
         while True:
             edge = _select(tree, node, exploration)
-            path_nodes[depth], path_edges[depth] = node, edge
+            tree.path_nodes[depth], tree.path_edges[depth] = node, edge
             depth += 1
             child = tree.edge_child[edge]
             if child == _UNEXPANDED or tree.node_count[child] == 0:
                 break
             node = child
         if child == _UNEXPANDED:
-            pente.copy_game(tree.boards[node], tree.infos[node], board, info)
-            pente.step(board, info, tree.edge_action[edge])
-            child = _add(tree, board, info, rng)
+            _copy(tag, tree.boards[node], tree.infos[node], board, info)
+            _step(tag, board, info, tree.edge_action[edge])
+            child = _add(tag, tree, board, info, rng)
             tree.edge_child[edge] = child
-        _backup(tree, path_nodes[:depth], path_edges[:depth], child)
+        _backup(tree, tree.path_nodes[:depth], tree.path_edges[:depth], child)
     first, count = tree.node_first[0], tree.node_count[0]
     value = tree.node_value[0] / tree.node_visits[0]
     return (

@@ -3,12 +3,21 @@
 `ARENA_CORE=reference|compiled` (default compiled), read here and nowhere else: "reference" runs
 the readable Python rules and the NumPy tree, "compiled" the Numba kernels where a game has them
 (the same games from the same seeds: the differential tests hold them to it). `arena_games` never
-reads the environment; the players ask `selected_core()` when they are built.
+reads the environment; the players ask `selected_core()` when they are built, and `on_core` gives
+them the game whose random playouts run on that core.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arena_games.api import Game
 
 CORES = ("reference", "compiled")
 DEFAULT_CORE = "compiled"
@@ -22,3 +31,37 @@ def selected_core(choice: str | None = None) -> str:
     if core not in CORES:
         raise ValueError(f"the core ({CORE_VARIABLE}) must be one of {', '.join(CORES)}, got {core!r}")
     return core
+
+
+# The kernels whose `playouts(states, rngs)` finish games as `Game.random_playouts` does, draw for
+# draw, given distinct PCG64 generators (tests/games/test_*_kernels.py); per game family (Smash's
+# wells of other widths are "smash<width>").
+PLAYOUT_KERNELS = {
+    "pente": "arena_games.pente.kernels",
+    "bobail": "arena_games.bobail.kernels",
+    "csb": "arena_games.csb.kernels",
+    "smash": "arena_games.smash.kernels",
+    "spring2021": "arena_games.spring2021.kernels",
+}
+
+
+def on_core(game: Game, core: str) -> Game:
+    """`game` as `core` plays it: on "compiled", a game with kernels (PLAYOUT_KERNELS) finishes its
+    random playouts on them, except for calls the kernels cannot reproduce (a generator other than
+    PCG64, or one shared by several states), which stay on the reference; its other functions are
+    the reference's. The same game otherwise. Loads the kernels (Numba) on first use."""
+    family = next((name for name in PLAYOUT_KERNELS if game.name.startswith(name)), None)
+    if core != "compiled" or family is None:
+        return game
+    kernels = importlib.import_module(PLAYOUT_KERNELS[family])
+    from arena_games import pcg64  # compiled, as the kernels: loaded with them
+
+    reference = game.random_playouts
+
+    def playouts(states: Sequence[Any], rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        distinct = len({id(rng) for rng in rngs}) == len(rngs)
+        if distinct and all(pcg64.is_pcg64(rng) for rng in rngs):
+            return kernels.playouts(states, rngs)
+        return reference(states, rngs)
+
+    return dataclasses.replace(game, playouts=playouts)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_bots.core import selected_core
+from arena_bots.core import on_core, selected_core
 from arena_bots.evaluators import Evaluator, RolloutEvaluator, encode_batch, masked_softmax, output_array
 from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
@@ -134,8 +134,9 @@ class UctPlayer:
     `exploration` is UCB1's constant for values in [-1, 1]; 2 is OpenSpiel's default for its
     MCTS bot on the same scale. `playouts_per_leaf` random games are averaged per new leaf;
     `leaves_per_round` as in `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`,
-    ARENA_CORE): on "compiled", a game with kernels searches in `compiled_uct`, which gives the
-    reference's very results (same visits, same generator draws); elsewhere `mcts.search`.
+    ARENA_CORE): on "compiled", the random playouts run on the game's kernels (`core.on_core`) and a
+    turn-based game with kernels (Pente, Bobail) searches in `compiled_uct`; both give the
+    reference's very results (same visits, same generator draws). Elsewhere `mcts.search`.
     """
 
     def __init__(
@@ -153,10 +154,11 @@ class UctPlayer:
         self.config = SearchConfig(
             simulations=simulations, rule="uct", exploration=exploration, leaves_per_round=leaves_per_round
         )
-        self.compiled = selected_core(core) == "compiled"
+        self.core = selected_core(core)
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        results = self._compiled_search(game, requests) if self.compiled else None
+        game = on_core(game, self.core)
+        results = self._compiled_search(game, requests) if self.core == "compiled" else None
         if results is None:
             results = search(game, self.evaluator, requests, self.config)
         return [_search_decision(result, 0.0, r.rng) for result, r in zip(results, requests, strict=True)]
@@ -168,7 +170,7 @@ class UctPlayer:
 
         if not compiled_uct.supports(game, self.config, self.evaluator.playouts_per_leaf, requests):
             return None
-        return compiled_uct.search(requests, self.config)
+        return compiled_uct.search(game, requests, self.config)
 
 
 class ChainPlayer:

@@ -1,45 +1,82 @@
 """The compiled UCT against the reference search (`mcts.search`, rule "uct", random rollouts): the
 same visits, root value and generator draws from the same seeds, so the `uct` house bot plays the
-same games on both cores (ARENA_CORE)."""
+same games on both cores (ARENA_CORE), on every turn-based game with kernels (Pente, Bobail)."""
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 import numpy as np
 import pytest
 from pente_positions import near_full_state
 
 from arena_bots import compiled_uct
-from arena_bots.core import selected_core
+from arena_bots.core import PLAYOUT_KERNELS, on_core, selected_core
 from arena_bots.evaluators import RolloutEvaluator
 from arena_bots.match import MatchSetup, Request, play_many
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.players import UctPlayer
+from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
+from arena_games.csb import GAME as CSB
 from arena_games.pente import GAME as PENTE
-from arena_games.pente import rules
+from arena_games.smash import GAME as SMASH
+from arena_games.smash import make_game as make_smash
+from arena_games.spring2021 import GAME as SPRING2021
+
+SEQUENTIAL = [SMASH, SPRING2021]  # the simultaneous games a tree searches (CSB has four heads: none)
 
 
-def random_state(seed: int, plies: int) -> rules.PenteState:
+def random_state(seed: int, plies: int, game: Game = PENTE) -> Any:
     """The position after `plies` uniformly random moves from the start (the game may end sooner)."""
     rng = np.random.default_rng(seed)
-    state = rules.init()
-    while state.ply < plies and not state.end:
-        state = rules.step(state, [PENTE.random_action(state, state.ply % 2, rng)])
+    state = game.init(0, None)
+    for _ in range(plies):
+        if game.is_over(state):
+            break
+        state = game.step(state, [game.random_action(state, player, rng) for player in game.to_move(state)])
     return state
 
 
-def requests_for(states: list[rules.PenteState], seed: int) -> list[Request]:
+def late_state(seed: int, plies_left: int, game: Game = BOBAIL) -> Any:
+    """A position `plies_left` random moves before a random game of `game` ended (deep searches
+    reach its end)."""
+    rng = np.random.default_rng(seed)
+    states = [game.init(0, None)]
+    while not game.is_over(states[-1]):
+        (player,) = game.to_move(states[-1])
+        states.append(game.step(states[-1], [game.random_action(states[-1], player, rng)]))
+    return states[max(len(states) - 1 - plies_left, 0)]
+
+
+def requests_for(game: Game, states: list[Any], seed: int) -> list[Request]:
     return [
-        Request(state, state.ply % 2, np.random.default_rng((seed, index)))
+        Request(state, game.to_move(state)[0], np.random.default_rng((seed, index)))
         for index, state in enumerate(states)
     ]
 
 
-def assert_same_searches(states: list[rules.PenteState], config: SearchConfig, seed: int = 0) -> None:
-    reference, compiled = requests_for(states, seed), requests_for(states, seed)
-    expected = search(PENTE, RolloutEvaluator(), reference, config)
-    assert compiled_uct.supports(PENTE, config, 1, compiled)
-    for got, want in zip(compiled_uct.search(compiled, config), expected, strict=True):
+def kernel_rows(monkeypatch: pytest.MonkeyPatch, game: Game) -> list[int]:
+    """Spies on the kernels' playouts of `game`: the list gets each call's number of states."""
+    family = next(name for name in PLAYOUT_KERNELS if game.name.startswith(name))
+    kernels = importlib.import_module(PLAYOUT_KERNELS[family])
+    rows: list[int] = []
+    playouts = kernels.playouts
+
+    def spy(states: list[Any], rngs: list[np.random.Generator]) -> np.ndarray:
+        rows.append(len(states))
+        return playouts(states, rngs)
+
+    monkeypatch.setattr(kernels, "playouts", spy)
+    return rows
+
+
+def assert_same_searches(game: Game, states: list[Any], config: SearchConfig, seed: int = 0) -> None:
+    reference, compiled = requests_for(game, states, seed), requests_for(game, states, seed)
+    expected = search(game, RolloutEvaluator(), reference, config)
+    assert compiled_uct.supports(game, config, 1, compiled)
+    for got, want in zip(compiled_uct.search(game, compiled, config), expected, strict=True):
         assert got.actions.tolist() == want.actions.tolist()
         assert got.visits.tolist() == want.visits.tolist()
         assert got.priors.tolist() == want.priors.tolist()
@@ -50,53 +87,109 @@ def assert_same_searches(states: list[rules.PenteState], config: SearchConfig, s
 
 def test_the_opening_and_middle_game_searches_equal_the_reference():
     """Root and leaves under the opening rules (centre only, tournament rule) and a later position."""
-    states = [rules.init(), random_state(1, 1), random_state(2, 2), random_state(3, 30)]
-    assert_same_searches(states, SearchConfig(simulations=50, rule="uct", exploration=2.0))
+    states = [random_state(0, 0), random_state(1, 1), random_state(2, 2), random_state(3, 30)]
+    assert_same_searches(PENTE, states, SearchConfig(simulations=50, rule="uct", exploration=2.0))
 
 
 def test_searches_that_revisit_children_equal_the_reference():
     """Near-full boards: more simulations than moves, so UCB1's scores (not only the unvisited-first
     order) choose, deep paths reach finished games, and their outcomes are backed up again."""
     states = [near_full_state(seed, empties) for seed, empties in ((0, 6), (1, 9), (2, 14))]
-    assert_same_searches(states, SearchConfig(simulations=300, rule="uct", exploration=2.0), seed=4)
-    assert_same_searches(states[:1], SearchConfig(simulations=200, rule="uct", exploration=0.5), seed=5)
+    assert_same_searches(PENTE, states, SearchConfig(simulations=300, rule="uct", exploration=2.0), seed=4)
+    assert_same_searches(
+        PENTE, states[:1], SearchConfig(simulations=200, rule="uct", exploration=0.5), seed=5
+    )
 
 
-def test_the_uct_bot_decides_alike_on_both_cores():
-    states = [random_state(seed, 12) for seed in range(3)] + [near_full_state(3, 8)]
+def test_bobail_searches_equal_the_reference():
+    """Bobail's movers go 0, 1, 1, 0 (a pawn move, then the bobail's); late positions end inside the
+    tree, so finished leaves are backed up again."""
+    states = [random_state(0, 0, BOBAIL), random_state(1, 1, BOBAIL), random_state(2, 9, BOBAIL)]
+    states += [late_state(seed, plies_left) for seed, plies_left in ((3, 3), (4, 6))]
+    assert_same_searches(BOBAIL, states, SearchConfig(simulations=120, rule="uct", exploration=2.0), seed=6)
+
+
+@pytest.mark.parametrize(
+    "game", [PENTE, BOBAIL, CSB, SMASH, make_smash(4), SPRING2021], ids=lambda game: game.name
+)
+def test_random_playouts_run_on_the_kernels_draw_for_draw(game: Game, monkeypatch: pytest.MonkeyPatch):
+    """`on_core(game, "compiled")` finishes games on the kernels with the reference's returns and
+    generator draws; calls the kernels cannot reproduce (a shared or non-PCG64 generator) keep the
+    reference's playouts; `on_core(game, "reference")` is the game itself."""
+    states = [random_state(seed, 4 * seed, game) for seed in range(4)]
+    rows = kernel_rows(monkeypatch, game)
+    compiled = on_core(game, "compiled")
+    assert on_core(game, "reference") is game
+    for rngs in (
+        [np.random.default_rng((5, index)) for index in range(4)],
+        [np.random.Generator(np.random.MT19937(index)) for index in range(4)],
+    ):
+        want, got = [np.random.Generator(type(rng.bit_generator)()) for rng in rngs], rngs
+        for before, rng in zip(want, got, strict=True):
+            before.bit_generator.state = rng.bit_generator.state
+        expected = game.random_playouts(states, want)
+        assert compiled.random_playouts(states, got).tolist() == expected.tolist()
+        assert [rng.random() for rng in got] == [rng.random() for rng in want]  # the same draws
+    assert rows == [4]  # the PCG64 call only
+    if game.name != PENTE.name:  # Pente's playouts refuse a shared generator
+        shared = np.random.default_rng(9)
+        expected = game.random_playouts(states, [np.random.default_rng(9)] * 4)
+        assert compiled.random_playouts(states, [shared] * 4).tolist() == expected.tolist()
+        assert rows == [4]
+
+
+@pytest.mark.parametrize(
+    ("game", "states"),
+    [
+        (PENTE, [random_state(seed, 12) for seed in range(3)] + [near_full_state(3, 8)]),
+        (BOBAIL, [random_state(seed, 2 * seed, BOBAIL) for seed in range(3)] + [late_state(3, 4)]),
+        *[(game, [random_state(seed, 3 * seed, game) for seed in range(3)]) for game in SEQUENTIAL],
+    ],
+    ids=lambda value: value.name if isinstance(value, Game) else "",
+)
+def test_the_uct_bot_decides_alike_on_both_cores(
+    game: Game, states: list[Any], monkeypatch: pytest.MonkeyPatch
+):
+    """The compiled tree (turn-based games) or the reference tree over the kernels' playouts
+    (simultaneous games, searched as `sequential` views) make the reference's decisions and draws."""
+    rows = kernel_rows(monkeypatch, game)
     decisions = []
     for core in ("reference", "compiled"):
-        requests = requests_for(states, 7)
-        decisions.append(UctPlayer(simulations=40, core=core).decide(PENTE, requests))
+        requests = requests_for(game, states, 7)
+        decisions.append(UctPlayer(simulations=40, core=core).decide(game, requests))
         decisions.append([request.rng.bit_generator.state for request in requests])
     assert decisions[0] == decisions[2]
     assert decisions[1] == decisions[3]
+    assert bool(rows) == game.spec.simultaneous  # the compiled tree plays out inside its own code
 
 
-def test_whole_games_replay_the_same_on_both_cores():
-    """Two games in lockstep, uct against uct, short by their ply cap (so are the rollouts)."""
+@pytest.mark.parametrize(
+    ("game", "config"), [(PENTE, {"ply_cap": 14}), (BOBAIL, {"max_turns": 8})], ids=["pente", "bobail"]
+)
+def test_whole_games_replay_the_same_on_both_cores(game: Game, config: dict):
+    """Two games in lockstep, uct against uct, short by their caps (so are the rollouts)."""
     results = []
     for core in ("reference", "compiled"):
         players = (UctPlayer(simulations=30, core=core), UctPlayer(simulations=20, core=core))
-        setups = [MatchSetup(players=players, seed=seed, config={"ply_cap": 14}) for seed in (1, 2)]
-        results.append(play_many(PENTE, setups))
+        setups = [MatchSetup(players=players, seed=seed, config=config) for seed in (1, 2)]
+        results.append(play_many(game, setups))
     assert results[0] == results[1]
-    assert [(len(result.replay.steps), result.end_reason) for result in results[1]] == [(14, "ply cap")] * 2
+    assert all(result.end_reason for result in results[1])  # finished games (a cap or a win)
 
 
 def test_the_compiled_search_checks_the_player_to_move():
     state = random_state(0, 5)
     with pytest.raises(ValueError, match="player"):
         compiled_uct.search(
-            [Request(state, 1 - state.ply % 2, np.random.default_rng(0))], SearchConfig(rule="uct")
+            PENTE, [Request(state, 1 - state.ply % 2, np.random.default_rng(0))], SearchConfig(rule="uct")
         )
 
 
 def test_searches_the_compiled_core_cannot_reproduce_go_to_the_reference():
-    requests = requests_for([random_state(0, 5)], 0)
+    requests = requests_for(PENTE, [random_state(0, 5)], 0)
     uct = SearchConfig(rule="uct")
     assert compiled_uct.supports(PENTE, uct, 1, requests)
-    assert not compiled_uct.supports(BOBAIL, uct, 1, requests)  # no kernels
+    assert not compiled_uct.supports(CSB, uct, 1, requests)  # simultaneous: searched in Python
     assert not compiled_uct.supports(PENTE, SearchConfig(rule="puct"), 1, requests)
     assert not compiled_uct.supports(PENTE, SearchConfig(rule="uct", leaves_per_round=2), 1, requests)
     assert not compiled_uct.supports(PENTE, uct, 2, requests)  # several playouts per leaf
@@ -110,8 +203,8 @@ def test_arena_core_selects_the_core(monkeypatch):
     assert selected_core() == "compiled"
     monkeypatch.setenv("ARENA_CORE", "reference")
     assert selected_core() == "reference"
-    assert not UctPlayer().compiled
-    assert UctPlayer(core="compiled").compiled
+    assert UctPlayer().core == "reference"
+    assert UctPlayer(core="compiled").core == "compiled"
     monkeypatch.setenv("ARENA_CORE", "fast")
     with pytest.raises(ValueError, match=r"\(ARENA_CORE\) must be one of reference, compiled, got .fast."):
         UctPlayer()
