@@ -12,6 +12,11 @@ measurements interleaved round by round so that a change in load hits every row 
         `mcts.search`, fewer simulations: it is about 50x slower). Both games start from the
         same stones: the seeded Pente openings, played as gomoku moves at the same points.
         Target: compiled >= 1x OpenSpiel.
+  house the `uct` house bot's simulations/CPU-s on the other games it plays, one move per call
+        (`UctPlayer.decide` on one position of the seeded openings) on each core: Bobail's
+        search in the compiled tree, Smash's and Spring 2021's in the Python tree of their
+        sequential view with random playouts on the kernels (`core.on_core`); CSB has four
+        heads, no tree. Moves/CPU-s at the ladder's budget are simulations/CPU-s divided by it.
   step  moves/CPU-s of whole uniformly random games from the start, one game per call, the loop
         in compiled code (`kernels.playout_returns`) against OpenSpiel's C++ loop
         (`evaluate_bots` with uniform random bots). Target: >= 1x OpenSpiel.
@@ -42,6 +47,7 @@ from arena_bots import compiled_uct
 from arena_bots.evaluators import RolloutEvaluator
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
+from arena_bots.players import UctPlayer
 from arena_games import pcg64
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
@@ -71,12 +77,28 @@ class Plan:
     rounds: int  # interleaved rounds; each measurement runs once per round
     simulations: int  # per search, OpenSpiel and the compiled UCT
     reference_simulations: int  # per search of the reference core
+    house_simulations: int  # per move of the `uct` house bot on the other games, either core
     games_per_call: int  # random games per step-loop measurement
     reference_games: int  # ... of the reference core
 
 
-FULL = Plan(rounds=10, simulations=2000, reference_simulations=100, games_per_call=200, reference_games=40)
-QUICK = Plan(rounds=2, simulations=200, reference_simulations=10, games_per_call=20, reference_games=4)
+FULL = Plan(
+    rounds=10,
+    simulations=2000,
+    reference_simulations=100,
+    house_simulations=100,
+    games_per_call=200,
+    reference_games=40,
+)
+QUICK = Plan(
+    rounds=2,
+    simulations=200,
+    reference_simulations=10,
+    house_simulations=10,
+    games_per_call=20,
+    reference_games=4,
+)
+HOUSE_GAMES = (BOBAIL, SMASH, SPRING2021)  # the other games the `uct` house bot plays
 
 
 class Meter:
@@ -132,6 +154,28 @@ def uct_meters(plan: Plan, states: list) -> list[Meter]:
 
         meters.append(Meter("uct, gomoku 19x19, OpenSpiel C++ MCTSBot", "simulations", openspiel))
     return meters
+
+
+def house_meters(plan: Plan) -> list[Meter]:
+    """The `uct` house bot's moves on HOUSE_GAMES, compiled then reference core per game."""
+    return [
+        house_meter(game, opening_positions(game, 8), core, plan.house_simulations)
+        for game in HOUSE_GAMES
+        for core in ("compiled", "reference")
+    ]
+
+
+def house_meter(game: Game, states: list, core: str, simulations: int) -> Meter:
+    """One `uct` move per call on `core`, from states[call] (cycled), by one of its movers."""
+    player = UctPlayer(simulations, EXPLORATION, core=core)
+
+    def move(call: int) -> int:
+        state = states[call % len(states)]
+        movers = game.to_move(state)
+        player.decide(game, [Request(state, movers[call % len(movers)], np.random.default_rng(call))])
+        return simulations
+
+    return Meter(f"uct, {game.spec.title}, {core} core", "simulations", move)
 
 
 def step_meters(plan: Plan) -> list[Meter]:
@@ -272,16 +316,16 @@ def spring2021_meters(plan: Plan) -> list[Meter]:
     ]
 
 
-def measure(plan: Plan) -> tuple[list[Meter], list[Meter], list[Meter]]:
+def measure(plan: Plan) -> tuple[list[Meter], list[Meter], list[Meter], list[Meter]]:
     """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds."""
-    uct, step = uct_meters(plan, opening_positions(PENTE, 8)), step_meters(plan)
-    cores = core_meters(plan)
-    for meter in uct + step + cores:
+    uct, house = uct_meters(plan, opening_positions(PENTE, 8)), house_meters(plan)
+    step, cores = step_meters(plan), core_meters(plan)
+    for meter in uct + house + step + cores:
         meter.work(0)
     for _ in range(plan.rounds):
-        for meter in uct + step + cores:
+        for meter in uct + house + step + cores:
             meter.run()
-    return uct, step, cores
+    return uct, house, step, cores
 
 
 def print_comparison(title: str, meters: list[Meter], target: float) -> None:
@@ -303,16 +347,21 @@ def print_comparison(title: str, meters: list[Meter], target: float) -> None:
         print(f"  compiled/reference core: {cores[0].rate / cores[1].rate:.0f}x")
 
 
-def print_cores(title: str, meters: list[Meter], target: float) -> None:
-    """Each meter's rate, then compiled against reference (meters in pairs) beside the target."""
+def print_cores(title: str, meters: list[Meter], target: float | None) -> None:
+    """Each meter's rate, then compiled against reference (meters in pairs) beside the target (the
+    step loops'; None: the `uct` house bot's, whose target is the ladders' rated games)."""
     print(f"\n{title}")
     for meter in meters:
         cost = f"{meter.calls} calls, {meter.seconds:.2f} CPU-s"
         print(f"  {meter.name}: {meter.rate:,.0f} {meter.unit}/CPU-s ({cost})")
     for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
-        game = compiled.name.split(", ")[1]
-        ratio, goal = compiled.rate / reference.rate, STEP_TARGETS.get(game, target)
-        print(f"  {game} step loop, compiled/reference core: {ratio:.1f}x (target >= {goal:g}x)")
+        kind, game = compiled.name.split(", ")[:2]
+        ratio = compiled.rate / reference.rate
+        if target is None:
+            print(f"  {game} {kind}, compiled/reference core: {ratio:.1f}x")
+        else:
+            goal = STEP_TARGETS.get(game, target)
+            print(f"  {game} step loop, compiled/reference core: {ratio:.1f}x (target >= {goal:g}x)")
 
 
 def main() -> None:
@@ -321,8 +370,9 @@ def main() -> None:
     plan = QUICK if parser.parse_args().quick else FULL
     load = os.getloadavg()
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    uct, step, cores = measure(plan)
+    uct, house, step, cores = measure(plan)
     print_comparison(f"UCT, one tree, {plan.simulations} simulations per search", uct, 1.0)
+    print_cores(f"`uct` house bot on each core, {plan.house_simulations} simulations per move", house, None)
     print_comparison(f"step loop, {plan.games_per_call} random games per call", step, 1.0)
     games = f"{plan.games_per_call} (compiled) and {plan.reference_games} (reference) random games per call"
     print_cores(f"step loop on each core, {games}", cores, STEP_TARGET)
