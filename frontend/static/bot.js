@@ -105,8 +105,29 @@ function llrBar(test) {
   );
 }
 
+/** "best" or "worst" where every pair so far scored 2 points or 0 (pentanomial: pairs scoring 0, 0.5,
+ * 1, 1.5, 2 points): no finite Elo fits such a score, so the estimate is only the regularized one
+ * (up to the clip that keeps it finite) and the honest figure is the interval's far end, a bound. */
+function oneSided(test) {
+  const pairs = test.pentanomial.reduce((sum, count) => sum + count, 0);
+  if (pairs > 0 && test.pentanomial[4] === pairs) return "best";
+  if (pairs > 0 && test.pentanomial[0] === pairs) return "worst";
+  return null;
+}
+
+function eloValue(test) {
+  if (test.elo === null) return "–";
+  const side = oneSided(test);
+  if (side === "best") return `≥ ${signed(test.elo_low, 1)}`;
+  if (side === "worst") return `≤ ${signed(test.elo_high, 1)}`;
+  return signed(test.elo, 1);
+}
+
 function eloText(test) {
   if (test.elo === null) return "no pairs yet";
+  const side = oneSided(test);
+  if (side === "best") return `at least ${signed(test.elo_low, 1)} Elo (95%): a perfect score so far`;
+  if (side === "worst") return `at most ${signed(test.elo_high, 1)} Elo (95%): no point so far`;
   return `${signed(test.elo, 1)} Elo (95%: ${signed(test.elo_low, 1)} to ${signed(test.elo_high, 1)})`;
 }
 
@@ -125,7 +146,7 @@ function sprtView(test) {
       "section",
       { class: "facts", "aria-label": "SPRT" },
       h("div", { class: "fact" }, h("span", { class: "label" }, "LLR"), h("span", { class: "value llr-value" }, test.llr.toFixed(2)), llrBar(test)),
-      h("div", { class: "fact" }, h("span", { class: "label" }, "Elo difference"), h("span", { class: "value elo-value" }, test.elo === null ? "–" : signed(test.elo, 1)), h("span", { class: "note" }, eloText(test))),
+      h("div", { class: "fact" }, h("span", { class: "label" }, "Elo difference"), h("span", { class: "value elo-value" }, eloValue(test)), h("span", { class: "note" }, eloText(test))),
       h("div", { class: "fact" }, h("span", { class: "label" }, "Pairs"), h("span", { class: "value" }, test.pairs), h("span", { class: "note" }, `H0: ${test.elo0} ${unit}, H1: ${test.elo1} ${unit}, α ${test.alpha}, β ${test.beta}`)),
     ),
     h(

@@ -36,21 +36,26 @@ def _status(site, new_id: int) -> str:
         return sprt_tests.find_test(db, new_bot_id=new_id).status
 
 
-def test_a_new_version_shows_its_test_live_until_the_verdict(page, site, screenshot):
+def _new_version(site, old_id: int) -> int:
+    """A new version of bot `old_id` (same model, under the QUICK test); its id."""
     with session(site.engine) as db:
-        alpha = db.get(Bot, site.alpha)
-        manifest = Manifest(game="bobail", game_version=1, name=alpha.name, player="greedy")
+        old = db.get(Bot, old_id)
+        manifest = Manifest(game="bobail", game_version=1, name=old.name, player="greedy")
         newer = bots.create_network_bot(
             db,
-            ladder_id=alpha.ladder_id,
-            owner_id=alpha.owner_id,
+            ladder_id=old.ladder_id,
+            owner_id=old.owner_id,
             manifest=manifest,
             report={},
-            model_sha256=alpha.model_sha256,
+            model_sha256=old.model_sha256,
             sprt=QUICK,
         )
         db.commit()
-        new_id = newer.id
+        return newer.id
+
+
+def test_a_new_version_shows_its_test_live_until_the_verdict(page, site, screenshot):
+    new_id = _new_version(site, site.alpha)
     _record_pair(site, new_id, site.alpha, (1.0, 0.5))
 
     page.goto(f"{site.url}/bots/{site.alpha}")  # the old version plays on while the test runs
@@ -78,3 +83,14 @@ def test_a_new_version_shows_its_test_live_until_the_verdict(page, site, screens
     page.goto(f"{site.url}/bots/{site.alpha}")  # the verdict retired the old version
     expect(page.locator("h1 .badge.retired")).to_have_text("retired")
     expect(page.locator(".notice.successor")).to_contain_text("This version is retired")
+
+
+def test_a_perfect_score_shows_its_elo_as_a_bound(page, site, screenshot):
+    old_id = site.xss_bot  # not alpha, whose test above retires it
+    new_id = _new_version(site, old_id)
+    _record_pair(site, new_id, old_id, (1.0, 1.0))
+    page.goto(f"{site.url}/bots/{new_id}")
+    panel = page.locator("#sprt-panel")
+    expect(panel.locator(".elo-value")).to_have_text(re.compile(r"^≥ \+\d+\.\d$"))
+    expect(panel).to_contain_text(re.compile(r"at least \+\d+\.\d Elo \(95%\): a perfect score so far"))
+    screenshot(page, "bot-sprt-perfect")
