@@ -24,6 +24,14 @@ export function ticks(low, high, count = 5) {
   return values;
 }
 
+/** A label for each of `values` (from `ticks`) with as many decimals as their step needs, so close
+ *  ticks never read alike ("0.005", "0.010", not "0.0", "0.0"). */
+export function tickFormat(values) {
+  const step = values.length > 1 ? Math.abs(values[1] - values[0]) : Math.abs(values[0]) || 1;
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  return (value) => value.toFixed(decimals);
+}
+
 /** [low, high] widened by `fraction` of its span on each side (a zero span gets ±1). */
 export function padded(low, high, fraction = 0.08) {
   const margin = (high - low) * fraction || 1;

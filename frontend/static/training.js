@@ -5,7 +5,7 @@
 // checkpoints are rated.
 
 import { h, svg, pageData, getJson, ReadableError } from "./dom.js";
-import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
+import { drawAtWidth, padded, plotFrame, points, tickFormat, ticks } from "./plot.js";
 
 const PLOT_HEIGHT = 240;
 /** What each kit's losses are (store.training.LossPoint); dqn has no policy loss. */
@@ -69,14 +69,18 @@ function drawLosses(container, session) {
     const xDomain = stepDomain(session);
     const values = losses.flatMap((p) => Object.keys(names).map((key) => p[key]));
     const yDomain = padded(Math.min(0, ...values), Math.max(...values));
+    const yTicks = ticks(...yDomain, 5);
     const { root, x, y } = plotFrame({
       width, height: PLOT_HEIGHT, xDomain, yDomain, margin: { bottom: 40 },
-      xTicks: ticks(...xDomain, 5).filter(Number.isInteger), yTicks: ticks(...yDomain, 5), yFormat: (v) => v.toFixed(1),
+      xTicks: ticks(...xDomain, 5).filter(Number.isInteger), yTicks, yFormat: tickFormat(yTicks),
     });
     for (const [key, label] of Object.entries(names)) {
       root.append(
         svg("polyline", { class: `loss-line ${key}`, points: points(losses.map((p) => [x(p.step), y(p[key])])), "data-count": losses.length },
           svg("title", {}, label)),
+        // a dot per generation: one generation is no line, and a line shows where its points are
+        ...losses.map((p) => svg("circle", { class: `loss-dot ${key}`, cx: x(p.step), cy: y(p[key]), r: 3.5 },
+          svg("title", {}, `${label} after step ${p.step}: ${Number(p[key].toPrecision(4))}`))),
       );
     }
     const lines = names.policy ? "policy loss solid, value loss dashed" : `${names.value}, dashed`;

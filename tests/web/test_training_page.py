@@ -97,7 +97,7 @@ def test_the_session_page_follows_the_training_live(page, site, screenshot):
         ("csb", "dqn", LossPoint(step=3900, policy=None, value=4.2), {"value": "mean |TD error|"}),
     ],
 )  # fmt: skip
-def test_each_kit_names_its_own_losses(page, site, game, kit, point, names):
+def test_each_kit_names_its_own_losses(page, site, screenshot, game, kit, point, names):
     settings = {key: SETTINGS[key] for key in SETTINGS if key not in ("simulations", "games_per_generation")}
     with session(site.engine) as db:
         owner, _ = users.create_user(db, name=f"{kit}-author")
@@ -116,6 +116,11 @@ def test_each_kit_names_its_own_losses(page, site, game, kit, point, names):
     expect(page.locator("#losses .loss-line")).to_have_count(len(names))
     for key, name in names.items():
         expect(page.locator(f"#losses .loss-line.{key} title")).to_have_text(name)
+        expect(page.locator(f"#losses .loss-dot.{key}")).to_have_count(1)  # one generation: a dot
+    labels = page.locator("#losses .y-tick").all_text_contents()
+    assert len(set(labels)) == len(labels) > 1, labels  # ticks from the data, none alike
+    assert not any(label.startswith("-0") and float(label) == 0 for label in labels), labels
+    screenshot(page, f"training-losses-{kit}")
 
 
 def test_the_leaderboard_marks_checkpoints_and_can_hide_them(page, site):
