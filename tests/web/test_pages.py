@@ -106,6 +106,14 @@ def test_the_leaderboard_ranks_the_bots_with_their_intervals_drawn(page, site):
         expect(progress).to_contain_text(text)
 
 
+def test_the_leaderboard_and_its_tabs_read_the_games_titles(page, site):
+    page.goto(f"{site.url}/ladders/{site.csb_ladder}")
+    expect(page.locator("h1")).to_have_text("Coders Strike Back leaderboard")
+    titles = ["Bobail", "Pente", "Spring Challenge 2021", "Smash the Code", "Coders Strike Back"]
+    expect(page.locator(".ladder-switch a")).to_contain_text(titles)  # not bobail-v1-8, ...
+    expect(page.locator(".ladder-switch a[aria-current=page]")).to_have_text("Coders Strike Back")
+
+
 def test_leaderboard_columns_sort(page, site):
     page.goto(site.url + "/")
     page.get_by_role("button", name="Bot").click()

@@ -72,8 +72,22 @@ def install_frontend(app: FastAPI, *, site_nav: bool = True) -> None:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    app.state.templates.globals["site_nav"] = site_nav
+    app.state.templates.globals.update(site_nav=site_nav, game_title=game_title, ladder_title=ladder_title)
     app.mount("/static", StaticFiles(directory=FRONTEND / "static"), name="static")
+
+
+def game_title(game: str) -> str:
+    """The game's own title ("Coders Strike Back" for csb); the name itself for a game not served."""
+    return GAMES[game].spec.title if game in GAMES else game
+
+
+def ladder_title(ladder: Ladder, ladders: list[Ladder]) -> str:
+    """What a ladder tab reads: its game's title, with the ladder's name where `ladders` holds
+    another ladder of the same game (another version or budget)."""
+    title = game_title(ladder.game)
+    if sum(other.game == ladder.game for other in ladders) > 1:
+        return f"{title} ({ladder.name})"
+    return title
 
 
 @router.get("/", response_class=HTMLResponse)
