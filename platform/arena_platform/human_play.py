@@ -67,10 +67,11 @@ def human_move(game: Game, replay: Replay, *, human_seat: int, action: Action, b
 
 
 def resign(game: Game, replay: Replay, *, human_seat: int) -> Replay:
-    """The game ended by the person's resignation, recorded as their forfeit."""
+    """The game ended by the person's resignation, recorded as their forfeit ("player 2 resigns")."""
     if is_over(replay):
         raise MoveRefused("game_over", f"the game is over: {replay.end_reason}")
-    return _finished(replay, replay.steps, game, None, Forfeit(player=human_seat, cause="resigned"))
+    ended = _finished(replay, replay.steps, game, None, Forfeit(player=human_seat, cause="resigned"))
+    return dataclasses.replace(ended, end_reason=f"player {human_seat + 1} resigns")
 
 
 def is_over(replay: Replay) -> bool:

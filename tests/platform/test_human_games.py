@@ -53,7 +53,7 @@ def test_a_whole_game_against_a_bot_is_stored_replayable_and_never_rated(client,
     assert game["human_seat"] == 1
     assert game["ply"] == 1
     assert game["your_turn"]
-    assert game["seats"][1] == {"name": "guest", "person": True}
+    assert game["seats"][1] == {"name": "a person", "person": True}  # as the headers say
     while game["status"] == "playing":
         assert game["your_turn"]
         assert game["legal"][0]
@@ -94,7 +94,7 @@ def test_a_search_bot_answers_at_its_ladder_budget_and_shows_its_search(client, 
     resigned = client.post(f"/api/v1/human-games/{game['id']}/resign", headers={KEY: key}).json()
     assert resigned["status"] == "over"
     assert resigned["human_score"] == 0.0
-    assert resigned["end_reason"] == "player 1 forfeits: resigned"
+    assert resigned["end_reason"] == "player 1 resigns"
 
 
 def test_refusals_have_a_status_a_code_and_change_nothing(client, seeded):

@@ -67,6 +67,9 @@ def test_a_whole_bobail_game_is_played_by_clicking(page, site, screenshot):
     page.locator("#replay-link").click()  # the game in the replay viewer
     expect(page.locator("#replay")).to_have_attribute("data-ready", "true")
     expect(page.locator("#scrub")).to_have_attribute("max", str(stored.ply))
+    expect(page.locator(".seats [data-seat='0']")).to_contain_text("a person")
+    page.locator("[data-go=first]").click()
+    expect(page.locator("#ply")).to_contain_text("P1 a person to move")  # as the header names them
 
     page.goto(f"{site.url}/bots/{stored.bot_id}")  # the bot page lists it, with its result
     row = page.locator(f'#human-games [data-human-game-id="{game_id}"]')
@@ -85,7 +88,7 @@ def test_the_bots_search_is_shown_on_demand_and_a_game_can_be_resigned_and_resta
     expect(page.locator("#resign")).to_have_text("Click again to resign")
     page.locator("#resign").click()
     expect(page.locator("#play")).to_have_attribute("data-status", "over")
-    expect(page.locator("#status")).to_contain_text("The bot won: player 2 forfeits: resigned")
+    expect(page.locator("#status")).to_contain_text("The bot won: player 2 resigns.")
     page.locator("#new-game").click()
     page.wait_for_url(lambda url: url != first_game and "/play/" in url)
     expect(page.locator("#play")).to_have_attribute("data-ready", "true")

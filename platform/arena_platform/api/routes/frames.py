@@ -43,7 +43,7 @@ class Frame(BaseModel):
 class PersonRef(BaseModel):
     """A person at the board (games against people: no account needed)."""
 
-    name: str = "guest"
+    name: str = "a person"  # as the page headers say: no account, no name
     person: bool = True
 
 
