@@ -48,14 +48,24 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from arena_bots.host_protocol import Channel, Layout, Pipe, ProtocolError, SharedMemory, Tensor, Transport
+from arena_bots.host_protocol import (
+    CALL_FAULT_CODES,
+    DESCRIBE,
+    DONE,
+    RUN,
+    Channel,
+    Layout,
+    ProtocolError,
+    SharedMemory,
+    Tensor,
+)
 from arena_bots.runtime import InferenceBackend
 
 _MAX_FAULT_MESSAGE_CHARS = 600  # of text from the child quoted in a ModelFault
 _STDERR_TAIL_BYTES = 400
 _REAP_TIMEOUT_S = 1.0  # how long a child that closed its socket gets to exit before it is killed
 _CHILD_CONFIG = ("memory_bytes", "cpu_seconds", "call_timeout_s", "threads")  # HostLimits fields
-_CHILD_FAULT_CODES = frozenset({"host_start_failed", "timeout", "run_failed", "bad_output_shape"})
+_CHILD_FAULT_CODES = frozenset({"host_start_failed", *CALL_FAULT_CODES})
 _CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # the unit of a process's CPU times in /proc
 _INHERITED_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")  # what ORT (CUDA) needs
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding arena_bots
@@ -131,19 +141,17 @@ class ModelHost(InferenceBackend):
     deadline) and the outputs are concatenated. Not thread-safe: one caller at a time.
     """
 
-    def __init__(
-        self, model_bytes: bytes, limits: HostLimits = HostLimits(), *, transport: Transport = "shm"
-    ) -> None:
+    def __init__(self, model_bytes: bytes, limits: HostLimits = HostLimits()) -> None:
         self._limits = limits
         self._fault: ModelFault | None = None  # the first; once set, the host is dead
         self._child_cpu_s = 0.0  # the child's CPU time at its last answer
-        self._transport: SharedMemory | Pipe | None = None
+        self._memory: SharedMemory | None = None  # mapped once the layout is agreed
         self._child = _ChildResources.create()
         self._release = weakref.finalize(self, self._child.release)
         self._channel = Channel(self._child.socket)
         try:
             self._child.spawn()
-            self._start(model_bytes, transport)
+            self._start(model_bytes)
         except ModelFault as fault:
             raise self._fail(fault) from None
         except TimeoutError:
@@ -187,14 +195,14 @@ class ModelHost(InferenceBackend):
         """The child's pid, cwd and its entries, environment and rlimits (for tests and operators)."""
         with self._faults_kill_host():
             deadline = time.monotonic() + self._limits.call_timeout_s
-            self._channel.send_json({"op": "describe"}, deadline)
+            self._channel.ring(DESCRIBE)
             return self._channel.receive_json(deadline)
 
     def close(self) -> None:
         """Kills the child and frees everything; later calls raise ModelFault("host_died")."""
         self._fail(ModelFault("host_died", "the model host was closed", blame="platform"))
 
-    def _start(self, model_bytes: bytes, transport: Transport) -> None:
+    def _start(self, model_bytes: bytes) -> None:
         """Hands the child its limits and the model, and agrees with it on the tensors' layout."""
         limits = self._limits
         deadline = time.monotonic() + limits.start_timeout_s
@@ -202,12 +210,12 @@ class ModelHost(InferenceBackend):
         self._channel.send(model_bytes, deadline)
         described = self._channel.receive_json(deadline)
         if "fault" in described:
-            raise _child_fault(described)
+            raise _child_fault(described.get("fault"), described.get("message"))
         inputs, outputs = _tensors_of(described)
-        layout = self._layout = Layout(transport, limits.max_batch, inputs, outputs, self._child.memory_fd)
+        layout = self._layout = Layout(limits.max_batch, inputs, outputs, self._child.memory_fd)
         if limits.memory_bytes is not None and layout.shared_bytes() > limits.memory_bytes:
             raise ModelFault("host_start_failed", f"its tensors need {layout.shared_bytes()} bytes per call")
-        self._transport = SharedMemory.allocate(layout) if transport == "shm" else Pipe(layout)
+        self._memory = SharedMemory.allocate(layout)
         self._channel.send_json(layout.to_json(), deadline)
         ready = self._channel.receive_json(deadline)
         if ready.get("ready") is not True:
@@ -236,12 +244,15 @@ class ModelHost(InferenceBackend):
         batch = len(next(iter(arrays.values())))
         with self._faults_kill_host():
             deadline = time.monotonic() + self._limits.call_timeout_s + self._limits.kill_grace_s
-            self._transport.send_inputs(self._channel, arrays, batch, deadline)
-            reply = self._channel.receive_json(deadline)
-            if "fault" in reply:
-                raise self._fail(_child_fault(reply))
-            self._child_cpu_s = float(reply.get("cpu_s", self._child_cpu_s))
-            outputs = self._transport.receive_outputs(self._channel, batch, deadline)
+            self._memory.write_call(arrays, batch)
+            self._channel.ring(RUN)
+            if self._channel.wait_for_ring(deadline) != DONE:
+                raise ProtocolError("the model host rang an unknown doorbell")
+            answer = self._memory.read_answer()
+            if answer.fault_code is not None:
+                raise self._fail(_child_fault(answer.fault_code, answer.message))
+            self._child_cpu_s = answer.cpu_s
+            outputs = self._memory.read_outputs(batch)
         for name, output in outputs.items():
             if not np.isfinite(output).all():
                 raise self._fail(ModelFault("non_finite", f"output {name!r} contains NaN or infinity"))
@@ -276,7 +287,7 @@ class ModelHost(InferenceBackend):
     def _fail(self, fault: ModelFault) -> ModelFault:
         """Records the first fault, kills the child and frees everything; returns `fault` to raise."""
         self._fault = self._fault or fault
-        self._transport = None  # unmaps the shared memory
+        self._memory = None  # unmaps the shared memory
         self._release()
         return fault
 
@@ -307,6 +318,7 @@ class _ChildResources:
     def create(cls) -> _ChildResources:
         with contextlib.ExitStack() as undo:  # a failure frees what was made before it
             parent_end, child_end = socket.socketpair()
+            parent_end.setblocking(False)  # the parent waits with a deadline (host_protocol.Channel)
             undo.callback(parent_end.close)
             undo.callback(child_end.close)
             memory_fd = os.memfd_create("arena-host", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
@@ -375,12 +387,11 @@ def _tensor_of(kind: str, name: str, element_type: str, shape: list[Any] | None)
     return Tensor(name, dims)
 
 
-def _child_fault(reply: Mapping[str, Any]) -> ModelFault:
-    """The fault the child reported; an unknown code counts as a broken host."""
-    code = reply.get("fault")
-    if code not in _CHILD_FAULT_CODES:
+def _child_fault(code: Any, message: Any) -> ModelFault:
+    """The fault the child reported (its code and message); an unknown code counts as a broken host."""
+    if not isinstance(code, str) or code not in _CHILD_FAULT_CODES:
         return ModelFault("host_died", f"the model host reported an unknown fault {code!r:.40}")
-    return ModelFault(code, _shorten(str(reply.get("message", ""))))
+    return ModelFault(code, _shorten(str(message or "")))
 
 
 def _shorten(text: str) -> str:

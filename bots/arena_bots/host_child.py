@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime as ort
 
 from arena_bots import runtime
-from arena_bots.host_protocol import Channel, Layout, Pipe, SharedMemory
+from arena_bots.host_protocol import DESCRIBE, DONE, RUN, Channel, Layout, ProtocolError, SharedMemory
 
 _WATCH_TICK_S = 0.02  # the watchdog: deadline precision and parent-death latency
 _CPU_HARD_MARGIN_S = 5  # SIGXCPU at cpu_seconds, SIGKILL this much later
@@ -119,7 +119,7 @@ def _describe_process() -> dict[str, Any]:
 
 
 def _serve(socket_fd: int) -> None:
-    """The child's life: load the model, map the transport, answer calls until the parent leaves."""
+    """The child's life: load the model, map the shared memory, answer calls until the parent leaves."""
     channel = Channel(socket.socket(fileno=socket_fd))
     config = channel.receive_json()
     _limit_resources(config["memory_bytes"], config["cpu_seconds"])
@@ -132,41 +132,37 @@ def _serve(socket_fd: int) -> None:
         return
     channel.send_json(_describe_session(session))
     layout = Layout.from_json(channel.receive_json())
-    transport = SharedMemory(layout) if layout.transport == "shm" else Pipe(layout)
+    memory = SharedMemory(layout)
     os.close(layout.memory_fd)
     channel.send_json({"ready": True, "cpu_s": time.process_time()})
     while True:
-        request = channel.receive_json()
-        if request["op"] == "describe":
+        doorbell = channel.wait_for_ring()
+        if doorbell == RUN:
+            _serve_run(session, memory, watchdog)
+            channel.ring(DONE)
+        elif doorbell == DESCRIBE:
             channel.send_json(_describe_process())
         else:
-            _serve_run(channel, session, transport, watchdog, request["batch"])
+            raise ProtocolError(f"an unknown doorbell {doorbell!r}")
 
 
-def _serve_run(
-    channel: Channel,
-    session: ort.InferenceSession,
-    transport: SharedMemory | Pipe,
-    watchdog: _Watchdog,
-    batch: int,
-) -> None:
-    """One model call: inputs in, then outputs or a fault out."""
-    feeds = transport.receive_inputs(channel, batch)
+def _serve_run(session: ort.InferenceSession, memory: SharedMemory, watchdog: _Watchdog) -> None:
+    """One model call: inputs from the shared memory, outputs or a fault into it."""
+    batch, feeds = memory.read_call()
     try:
-        outputs = watchdog.run(session, [tensor.name for tensor in transport.outputs], feeds)
+        outputs = watchdog.run(session, [tensor.name for tensor in memory.outputs], feeds)
     except _DeadlineExceeded:
-        message = f"inference ran past {watchdog.timeout_s:g} s of CPU"
-        channel.send_json({"fault": "timeout", "message": message})
+        memory.write_fault("timeout", f"inference ran past {watchdog.timeout_s:g} s of CPU")
         return
     except Exception as error:  # onnxruntime's failures (e.g. a failed allocation) are the model's
-        channel.send_json({"fault": "run_failed", "message": f"onnxruntime failed: {error}"})
+        memory.write_fault("run_failed", f"onnxruntime failed: {error}")
         return
-    for tensor, output in zip(transport.outputs, outputs, strict=True):
+    for tensor, output in zip(memory.outputs, outputs, strict=True):
         if output.shape != tensor.shape(batch):
             message = f"output {tensor.name!r} has shape {output.shape}, expected {tensor.shape(batch)}"
-            channel.send_json({"fault": "bad_output_shape", "message": message})
+            memory.write_fault("bad_output_shape", message)
             return
-    transport.send_outputs(channel, outputs)
+    memory.write_outputs(outputs)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,25 @@
 """The model host's protocol: how the parent (`arena_bots.host`) and the child
 (`arena_bots.host_child`) talk, and where the tensors lie (ARCHITECTURE §4).
 
-Over a Unix socket pair, in frames of an 8-byte little-endian length and a payload:
+Control messages travel over a Unix socket pair in frames of an 8-byte little-endian length and a
+payload, at start and when asked:
   parent -> child  config JSON, then the model bytes
   child -> parent  the session's tensors JSON {"inputs"|"outputs": [[name, type, shape], ...]}
                    or {"fault": "host_start_failed", "message": ...}
-  parent -> child  the layout JSON: transport, max_batch, the tensors with fixed dims, the memfd
+  parent -> child  the layout JSON: max_batch, the tensors with fixed dims, the memfd
   child -> parent  {"ready": true, "cpu_s": t}      (t: the child's CPU seconds so far)
-  per call         {"op": "run", "batch": n} -> {"ok": true, "cpu_s": t} | {"fault": code, "message": text}
-                   {"op": "describe"} -> the child's pid, cwd, environment and rlimits
-With the "shm" transport (the default) the tensors travel through shared memory allocated once at
-start: one block per tensor, sized for max_batch. With "pipe" each tensor follows its JSON as one
-raw float32 frame; it costs 1.5-1.8x the overhead per call of "shm" (bench/host.py). The parent
-never unpickles anything from the child: unpickling is running code.
+  parent -> child  the doorbell DESCRIBE -> the child's pid, cwd, environment and rlimits, as JSON
+A model call costs no JSON and no copy through the socket: the parent writes the inputs and the
+call header (the batch) into the shared memory and rings the doorbell RUN, one byte on the socket;
+the child runs the model, writes the outputs and its answer (status, its CPU seconds, a fault's
+message) into the shared memory and rings DONE. The socket stays the doorbell because it also
+tells each side when the other is gone (end of file). The parent never unpickles anything from the
+child (unpickling is running code) and reads the header once per call, into its own copy.
 
 The shared memory is one anonymous memfd (Linux): it has no name in /dev/shm, so nothing leaks even
 when both processes are killed, and it is sealed against resizing, so a compromised child cannot
-shrink it under the parent's mapping (which would crash the parent with SIGBUS).
+shrink it under the parent's mapping (which would crash the parent with SIGBUS). It holds the call
+header, then one block per tensor, inputs then outputs, each sized for max_batch rows.
 """
 
 from __future__ import annotations
@@ -26,22 +29,41 @@ import json
 import math
 import mmap
 import os
+import select
 import socket
 import struct
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-Transport = Literal["shm", "pipe"]
+RUN = b"r"  # parent -> child: the call in the shared memory is ready
+DESCRIBE = b"d"  # parent -> child: answer with the process description (JSON)
+DONE = b"!"  # child -> parent: the answer in the shared memory is ready
+
+# The status of an answer in the call header: 0 for outputs, else 1 + the index of a fault code.
+CALL_FAULT_CODES = ("timeout", "run_failed", "bad_output_shape")
 
 _FLOAT32_BYTES = 4
-_BLOCK_ALIGNMENT = 64  # bytes: each tensor's block starts on a cache line
+_BLOCK_ALIGNMENT = 64  # bytes: each block starts on a cache line
 _RECEIVE_BYTES = 1 << 16  # one recv reads up to this much, so a small frame costs one system call
 _MAX_MESSAGE_BYTES = 1 << 20  # a JSON message from the child; anything longer is a protocol breach
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+# The call header at offset 0: batch (u32, the parent's), then the child's answer: status (u32),
+# cpu_s (f64: its CPU seconds at the answer), the length of its fault message (u32) and, from
+# _FAULT_TEXT_OFFSET, the message's UTF-8 bytes (at most _FAULT_TEXT_BYTES).
+_BATCH = struct.Struct("<I")
+_ANSWER = struct.Struct("<IdI")
+_ANSWER_OFFSET = 8
+_FAULT_TEXT_OFFSET = 64
+_FAULT_TEXT_BYTES = 1024
+_HEADER_BYTES = _FAULT_TEXT_OFFSET + _FAULT_TEXT_BYTES
+
+
+def _aligned(size: int) -> int:
+    return -(-size // _BLOCK_ALIGNMENT) * _BLOCK_ALIGNMENT
 
 
 @dataclass(frozen=True)
@@ -60,19 +82,18 @@ class Tensor:
 
 @dataclass(frozen=True)
 class Layout:
-    """What both sides agree on: the transport, the most rows per call, the tensors, the memfd."""
+    """What both sides agree on: the most rows per call, the tensors, the memfd."""
 
-    transport: Transport
     max_batch: int
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     memory_fd: int  # the same number in both processes (passed at spawn)
 
     def block_offsets(self) -> list[int]:
-        """Where each tensor's block starts in the shared memory: inputs, then outputs."""
-        sizes = [tensor.nbytes(self.max_batch) for tensor in self.inputs + self.outputs]
-        aligned = [-(-size // _BLOCK_ALIGNMENT) * _BLOCK_ALIGNMENT for size in sizes]
-        return [sum(aligned[:index]) for index in range(len(aligned) + 1)]
+        """Where each tensor's block starts in the shared memory (after the call header): inputs,
+        then outputs; the last entry is where the memory ends."""
+        sizes = [_aligned(tensor.nbytes(self.max_batch)) for tensor in self.inputs + self.outputs]
+        return [_HEADER_BYTES + sum(sizes[:index]) for index in range(len(sizes) + 1)]
 
     def shared_bytes(self) -> int:
         return self.block_offsets()[-1]
@@ -81,7 +102,7 @@ class Layout:
         def tensors(group: tuple[Tensor, ...]) -> list[Any]:
             return [[tensor.name, list(tensor.dims)] for tensor in group]
 
-        fields = {"transport": self.transport, "max_batch": self.max_batch, "memory_fd": self.memory_fd}
+        fields = {"max_batch": self.max_batch, "memory_fd": self.memory_fd}
         return fields | {"inputs": tensors(self.inputs), "outputs": tensors(self.outputs)}
 
     @classmethod
@@ -90,7 +111,7 @@ class Layout:
             return tuple(Tensor(name, tuple(dims)) for name, dims in entries)
 
         inputs, outputs = tensors(data["inputs"]), tensors(data["outputs"])
-        return cls(data["transport"], data["max_batch"], inputs, outputs, data["memory_fd"])
+        return cls(data["max_batch"], inputs, outputs, data["memory_fd"])
 
 
 class ProtocolError(Exception):
@@ -98,10 +119,11 @@ class ProtocolError(Exception):
 
 
 class Channel:
-    """Length-prefixed frames over a stream socket.
+    """Length-prefixed frames and one-byte doorbells over a stream socket.
 
-    `deadline` is a time.monotonic() value after which a send or receive raises TimeoutError;
-    None blocks (the child). A closed peer raises EOFError or an OSError.
+    `deadline` is a time.monotonic() value after which a send or receive raises TimeoutError; the
+    parent gives one to every call and makes its socket non-blocking, so nothing it sends or waits
+    for can block it past that. None blocks (the child). A closed peer raises EOFError or an OSError.
     """
 
     _LENGTH = struct.Struct("<Q")
@@ -109,11 +131,15 @@ class Channel:
     def __init__(self, sock: socket.socket) -> None:
         self._socket = sock
         self._received = bytearray()  # read from the socket, not yet returned
+        self._readable, self._writable = select.poll(), select.poll()
+        self._readable.register(sock, select.POLLIN)
+        self._writable.register(sock, select.POLLOUT)
 
-    def send(self, payload: bytes | np.ndarray, deadline: float | None = None) -> None:
-        data = memoryview(payload)
-        self._arm(deadline)
-        self._socket.sendall(self._LENGTH.pack(data.nbytes) + data)
+    def send(self, payload: bytes, deadline: float | None = None) -> None:
+        data = memoryview(self._LENGTH.pack(len(payload)) + payload)
+        while data:
+            self._wait(self._writable, deadline)
+            data = data[self._socket.send(data) :]
 
     def receive(self, deadline: float | None = None, max_bytes: int = _MAX_MESSAGE_BYTES) -> bytearray:
         (length,) = self._LENGTH.unpack(self._read_exactly(self._LENGTH.size, deadline))
@@ -133,9 +159,18 @@ class Channel:
             raise ProtocolError("a message must be a JSON object")
         return message
 
+    def ring(self, doorbell: bytes) -> None:
+        """Sends a one-byte doorbell in one system call (the peer's buffer has room: each doorbell
+        waits for its answer; one the buffer refuses is an OSError, as from a broken peer)."""
+        self._socket.send(doorbell)
+
+    def wait_for_ring(self, deadline: float | None = None) -> bytes:
+        """The next one-byte doorbell."""
+        return bytes(self._read_exactly(1, deadline))
+
     def _read_exactly(self, size: int, deadline: float | None) -> bytearray:
         while len(self._received) < size:
-            self._arm(deadline)
+            self._wait(self._readable, deadline)
             chunk = self._socket.recv(max(_RECEIVE_BYTES, size - len(self._received)))
             if not chunk:
                 raise EOFError("the other side closed the socket")
@@ -144,20 +179,45 @@ class Channel:
         del self._received[:size]
         return data
 
-    def _arm(self, deadline: float | None) -> None:
-        if deadline is not None:
-            self._socket.settimeout(max(deadline - time.monotonic(), 1e-3))
+    @staticmethod
+    def _wait(poll: select.poll, deadline: float | None) -> None:
+        """Returns once the socket is ready (or closed) as `poll` asks; raises TimeoutError past the
+        deadline. Without a deadline it returns at once: the blocking call itself waits."""
+        if deadline is None:
+            return
+        remaining_ms = math.ceil((deadline - time.monotonic()) * 1e3)
+        if remaining_ms <= 0 or not poll.poll(remaining_ms):
+            raise TimeoutError("no answer before the deadline")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The child's answer to a call, as read from the call header."""
+
+    status: int  # 0: the outputs are in their blocks; else 1 + the index of a CALL_FAULT_CODES entry
+    cpu_s: float  # the child's CPU seconds when it answered
+    message: str  # a fault's message, for the bot's author; "" with outputs
+
+    @property
+    def fault_code(self) -> str | None:
+        """None with outputs, else the fault's code (a status no child should send reads as
+        "status N", which the parent takes for a broken host)."""
+        if self.status == 0:
+            return None
+        if self.status <= len(CALL_FAULT_CODES):
+            return CALL_FAULT_CODES[self.status - 1]
+        return f"status {self.status}"
 
 
 class SharedMemory:
-    """Tensors travel through blocks of the shared memory, float32 arrays (max_batch, *dims)."""
+    """The call header and the tensors' blocks, float32 arrays (max_batch, *dims), in the memfd."""
 
     def __init__(self, layout: Layout) -> None:
         self.inputs, self.outputs = layout.inputs, layout.outputs
-        memory = mmap.mmap(layout.memory_fd, layout.shared_bytes())
+        self._memory = mmap.mmap(layout.memory_fd, layout.shared_bytes())
         tensors, offsets = layout.inputs + layout.outputs, layout.block_offsets()[:-1]
         blocks = [
-            np.ndarray(tensor.shape(layout.max_batch), dtype=np.float32, buffer=memory, offset=offset)
+            np.ndarray(tensor.shape(layout.max_batch), dtype=np.float32, buffer=self._memory, offset=offset)
             for tensor, offset in zip(tensors, offsets, strict=True)
         ]
         count = len(layout.inputs)
@@ -171,52 +231,42 @@ class SharedMemory:
         fcntl.fcntl(layout.memory_fd, fcntl.F_ADD_SEALS, _SEALS)
         return cls(layout)
 
-    def send_inputs(
-        self, channel: Channel, arrays: Mapping[str, np.ndarray], batch: int, deadline: float
-    ) -> None:
+    # the parent's side of a call
+
+    def write_call(self, arrays: Mapping[str, np.ndarray], batch: int) -> None:
+        """The inputs (`batch` rows each, at most max_batch) and the header's batch."""
         for name, block in self._input_blocks.items():
             block[:batch] = arrays[name]
-        channel.send_json({"op": "run", "batch": batch}, deadline)
+        _BATCH.pack_into(self._memory, 0, batch)
 
-    def receive_outputs(self, channel: Channel, batch: int, deadline: float) -> dict[str, np.ndarray]:
+    def read_answer(self) -> Answer:
+        status, cpu_s, length = _ANSWER.unpack_from(self._memory, _ANSWER_OFFSET)
+        start = _FAULT_TEXT_OFFSET
+        text = self._memory[start : start + min(length, _FAULT_TEXT_BYTES)] if status else b""
+        return Answer(status, cpu_s, text.decode(errors="replace"))
+
+    def read_outputs(self, batch: int) -> dict[str, np.ndarray]:
+        """Copies of the outputs' first `batch` rows (the child may write the blocks at any time)."""
         return {name: block[:batch].copy() for name, block in self._output_blocks.items()}
 
-    def receive_inputs(self, channel: Channel, batch: int) -> dict[str, np.ndarray]:
-        return {name: block[:batch] for name, block in self._input_blocks.items()}
+    # the child's side of a call
 
-    def send_outputs(self, channel: Channel, outputs: Sequence[np.ndarray]) -> None:
+    def read_call(self) -> tuple[int, dict[str, np.ndarray]]:
+        """The call's batch and its inputs, as views of their blocks."""
+        (batch,) = _BATCH.unpack_from(self._memory, 0)
+        return batch, {name: block[:batch] for name, block in self._input_blocks.items()}
+
+    def write_outputs(self, outputs: Sequence[np.ndarray]) -> None:
         for block, output in zip(self._output_blocks.values(), outputs, strict=True):
             block[: len(output)] = output
-        channel.send_json({"ok": True, "cpu_s": time.process_time()})
+        self._write_answer(0)
 
+    def write_fault(self, code: str, message: str) -> None:
+        """A fault of CALL_FAULT_CODES as the answer, with its message."""
+        self._write_answer(1 + CALL_FAULT_CODES.index(code), message)
 
-class Pipe:
-    """Tensors travel through the socket, one raw float32 frame each after the JSON message."""
-
-    def __init__(self, layout: Layout) -> None:
-        self.inputs, self.outputs = layout.inputs, layout.outputs
-
-    def send_inputs(
-        self, channel: Channel, arrays: Mapping[str, np.ndarray], batch: int, deadline: float
-    ) -> None:
-        channel.send_json({"op": "run", "batch": batch}, deadline)
-        for tensor in self.inputs:
-            channel.send(np.ascontiguousarray(arrays[tensor.name], dtype=np.float32), deadline)
-
-    def receive_outputs(self, channel: Channel, batch: int, deadline: float) -> dict[str, np.ndarray]:
-        return {tensor.name: _receive_array(channel, tensor, batch, deadline) for tensor in self.outputs}
-
-    def receive_inputs(self, channel: Channel, batch: int) -> dict[str, np.ndarray]:
-        return {tensor.name: _receive_array(channel, tensor, batch, None) for tensor in self.inputs}
-
-    def send_outputs(self, channel: Channel, outputs: Sequence[np.ndarray]) -> None:
-        channel.send_json({"ok": True, "cpu_s": time.process_time()})
-        for output in outputs:
-            channel.send(np.ascontiguousarray(output, dtype=np.float32))
-
-
-def _receive_array(channel: Channel, tensor: Tensor, batch: int, deadline: float | None) -> np.ndarray:
-    frame = channel.receive(deadline, max_bytes=tensor.nbytes(batch))
-    if len(frame) != tensor.nbytes(batch):
-        raise ProtocolError(f"{tensor.name!r}: {len(frame)} bytes, expected {tensor.nbytes(batch)}")
-    return np.frombuffer(frame, dtype=np.float32).reshape(tensor.shape(batch))
+    def _write_answer(self, status: int, message: str = "") -> None:
+        """The answer's status, this process's CPU seconds and a fault's message (cut to fit)."""
+        text = message.encode(errors="replace")[:_FAULT_TEXT_BYTES]
+        self._memory[_FAULT_TEXT_OFFSET : _FAULT_TEXT_OFFSET + len(text)] = text
+        _ANSWER.pack_into(self._memory, _ANSWER_OFFSET, status, time.process_time(), len(text))

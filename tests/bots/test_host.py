@@ -194,11 +194,10 @@ def _shared_memory_mappings() -> int:
 # ---- correct answers ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", ["shm", "pipe"])
-def test_outputs_match_onnxruntime_in_process(transport):
+def test_outputs_match_onnxruntime_in_process():
     model = two_input_mlp()
     reference = InProcessSession(model)
-    with ModelHost(model, HostLimits(max_batch=8), transport=transport) as host:
+    with ModelHost(model, HostLimits(max_batch=8)) as host:
         assert host.input_names == ("board", "extra")
         assert host.output_names == ("policy", "value")
         for batch in (1, 8, 19):  # 19 rows: three calls of at most max_batch = 8
@@ -210,6 +209,35 @@ def test_outputs_match_onnxruntime_in_process(transport):
                 assert output.dtype == np.float32
                 assert output.shape == expected[name].shape
                 np.testing.assert_allclose(output, expected[name], rtol=1e-5, atol=1e-6)
+
+
+def test_a_call_is_one_doorbell_each_way_and_no_frame(mlp_host, monkeypatch):
+    """The inputs, the batch, the outputs and the child's CPU time travel in the shared memory;
+    the socket carries one byte each way (no JSON per call)."""
+    from arena_bots import host_protocol
+
+    rings, waits = [], []
+    ring, wait_for_ring = host_protocol.Channel.ring, host_protocol.Channel.wait_for_ring
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model call sent or received a frame")
+
+    def counted_ring(channel, doorbell):
+        rings.append(doorbell)
+        ring(channel, doorbell)
+
+    def counted_wait(channel, deadline=None):
+        waits.append(wait_for_ring(channel, deadline))
+        return waits[-1]
+
+    monkeypatch.setattr(host_protocol.Channel, "send", refuse)
+    monkeypatch.setattr(host_protocol.Channel, "receive", refuse)
+    monkeypatch.setattr(host_protocol.Channel, "ring", counted_ring)
+    monkeypatch.setattr(host_protocol.Channel, "wait_for_ring", counted_wait)
+    cpu_before = mlp_host.cpu_seconds
+    assert mlp_host.run(_mlp_inputs(3))["policy"].shape == (3, 9)
+    assert (rings, waits) == ([host_protocol.RUN], [host_protocol.DONE])
+    assert mlp_host.cpu_seconds > cpu_before  # reported in the call header
 
 
 def test_outputs_are_copies(mlp_host):
