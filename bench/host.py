@@ -1,18 +1,32 @@
-"""What isolation costs: a ModelHost call against the same model in process (ARCHITECTURE §4).
+"""What isolation costs: a ModelHost call against the same model in process (ARCHITECTURE §4, §9).
 
-    python bench/host.py [--quick]
+    python bench/host.py [--quick] [--baseline REV]
 
-For a small MLP at batch 1 and 64 it prints the time per call in process and through a model
-host with each transport (shared memory, pipe), and the host's overhead per call in ms and as a
-ratio to the in-process call; and how long a host takes to start. The runners take turns round
-after round and each keeps its best round: on a shared machine that is the least noisy estimate.
+Per row, a model at a batch: the CPU time of a call in process (ONNX Runtime alone) and through a
+model host (the caller's CPU plus the child's, as the child reports it), and the host's round trip
+beyond inference per call and per evaluation (row). The Bobail and Pente rows are stand-ins with
+the zoo nets' tensors and almost no compute, so the round trip is not lost in the model's noise;
+they are printed beside issue 24's figures from a real worker (22 µs per evaluation at batch 9,
+60 at batch 10). With --baseline REV, that revision's model host (a git revision whose
+bots/arena_bots/host.py is self-contained, such as a6e6fac, the JSON framing per call) runs in the
+same rounds. The runners take turns round after round and each keeps its best round: on a shared
+machine that is the least noisy estimate. Also prints how long a host takes to start.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -21,10 +35,17 @@ from onnx import TensorProto, helper, numpy_helper
 from arena_bots.host import HostLimits, ModelHost
 from arena_bots.runtime import InferenceBackend, InProcessSession
 
-BATCHES = (1, 64)
-BOARD = (4, 5, 5)  # a Bobail-sized encoding
+BOARD = (4, 5, 5)  # the small MLP's input: a Bobail-sized encoding
 HIDDEN = 128
 ACTIONS = 100
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def _model(nodes, inputs, outputs, weights=()) -> bytes:
+    graph = helper.make_graph(nodes, "bench", inputs, outputs, list(weights))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
 
 
 def small_mlp() -> bytes:
@@ -49,65 +70,157 @@ def small_mlp() -> bytes:
         weight("w_policy", (HIDDEN, ACTIONS)),
         weight("w_value", (HIDDEN, 1)),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "small_mlp",
-        [helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", *BOARD])],
-        [
-            helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", ACTIONS]),
-            helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
-        ],
-        weights,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
-    onnx.checker.check_model(model)
-    return model.SerializeToString()
+    inputs = [helper.make_tensor_value_info("board", TensorProto.FLOAT, ["batch", *BOARD])]
+    outputs = [
+        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", ACTIONS]),
+        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
+    ]
+    return _model(nodes, inputs, outputs, weights)
 
 
-def seconds_per_call(backends: list[InferenceBackend], batch: int, calls: int, rounds: int) -> list[float]:
-    """Per backend, the best over `rounds` of the mean time of `calls` calls, after a warm-up."""
-    inputs = {"board": np.random.default_rng(batch).standard_normal((batch, *BOARD)).astype(np.float32)}
-    best = [math.inf] * len(backends)
+def stand_in(inputs: dict[str, tuple[int, ...]], actions: int) -> bytes:
+    """A model with these inputs (name -> dims) and a zoo net's outputs, policy (batch, actions) and
+    value (batch,), that hardly computes: policy is the first `actions` values of the first input,
+    value the sum of every input."""
+    names = list(inputs)
+    nodes = [helper.make_node("Flatten", [name], [f"{name}_flat"], axis=1) for name in names]
+    nodes += [
+        helper.make_node("Concat", [f"{name}_flat" for name in names], ["flat"], axis=1),
+        helper.make_node("Slice", ["flat", "start", "end", "axis1"], ["policy"]),
+        helper.make_node("ReduceSum", ["flat", "axis1"], ["value"], keepdims=0),
+    ]
+    constants = {"start": [0], "end": [actions], "axis1": [1]}
+    weights = [numpy_helper.from_array(np.array(value, np.int64), name) for name, value in constants.items()]
+    value_infos = [
+        helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *dims])
+        for name, dims in inputs.items()
+    ]
+    outputs = [
+        helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", actions]),
+        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch"]),
+    ]
+    return _model(nodes, value_infos, outputs, weights)
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    model: bytes
+    inputs: dict[str, tuple[int, ...]]
+    batch: int
+    issue_us_per_evaluation: float | None  # issue 24's host IPC beyond inference, from a real worker
+
+
+def rows() -> list[Row]:
+    bobail = {"board": (43, 5, 5)}
+    pente = {"board": (6, 19, 19), "captures": (2,)}
+    mlp = {"board": BOARD}
+    return [
+        Row("Bobail zoo tensors", stand_in(bobail, 200), bobail, 9, 22.0),
+        Row("Pente zoo tensors", stand_in(pente, 361), pente, 10, 60.0),
+        Row("small MLP", small_mlp(), mlp, 1, None),
+        Row("small MLP", small_mlp(), mlp, 64, None),
+    ]
+
+
+def cpu_per_call(runners: list[Callable[[], float]], calls: int, rounds: int) -> list[float]:
+    """Per runner (a call that returns the CPU seconds it cost), the best over `rounds` of the mean
+    CPU seconds of `calls` calls, after a warm-up round."""
+    best = [math.inf] * len(runners)
     for _ in range(rounds + 1):  # the first round warms up
-        for index, backend in enumerate(backends):
-            started = time.perf_counter()
-            for _ in range(calls):
-                backend.run(inputs)
-            best[index] = min(best[index], (time.perf_counter() - started) / calls)
+        for index, runner in enumerate(runners):
+            best[index] = min(best[index], sum(runner() for _ in range(calls)) / calls)
     return best
 
 
-def started_hosts(model: bytes) -> dict[str, ModelHost]:
-    """One host per transport, printing how long each took to start."""
-    hosts = {}
-    for transport in ("shm", "pipe"):
-        started = time.perf_counter()
-        hosts[transport] = ModelHost(model, HostLimits(), transport=transport)
-        print(f"host start-up ({transport}): {(time.perf_counter() - started) * 1e3:.0f} ms")
-    return hosts
+def in_process_runner(session: InferenceBackend, inputs: dict[str, np.ndarray]) -> Callable[[], float]:
+    def call() -> float:
+        started = time.process_time()
+        session.run(inputs)
+        return time.process_time() - started
+
+    return call
 
 
-def overhead_cell(seconds: float, base: float) -> str:
-    """Time per call, its overhead over `base` in ms, and their ratio."""
-    return f"{seconds * 1e3:.3f} (+{(seconds - base) * 1e3:.3f}, {seconds / base:4.1f}x)"
+def host_runner(host: ModelHost, inputs: dict[str, np.ndarray]) -> Callable[[], float]:
+    """This process's CPU plus the child's (reported with each answer) for one call."""
+
+    def call() -> float:
+        started, child_started = time.process_time(), host.cpu_seconds
+        host.run(inputs)
+        return time.process_time() - started + host.cpu_seconds - child_started
+
+    return call
+
+
+def baseline_host_class(revision: str, folder: str) -> type:
+    """ModelHost of an earlier revision, unpacked into `folder`; its child runs that revision's code
+    (the child's PYTHONPATH is the folder its module lies in)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "archive", revision, "bots/arena_bots"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    archive_path = Path(folder) / "baseline.tar"
+    archive_path.write_bytes(archive)
+    with tarfile.open(archive_path) as tar:
+        tar.extractall(folder, filter="data")
+    spec = importlib.util.spec_from_file_location("baseline_host", f"{folder}/bots/arena_bots/host.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+    spec.loader.exec_module(module)
+    return module.ModelHost
+
+
+def started_host(host_class: type, model: bytes, label: str) -> ModelHost:
+    started = time.perf_counter()
+    host = host_class(model, HostLimits())
+    print(f"host start-up ({label}): {(time.perf_counter() - started) * 1e3:.0f} ms")
+    return host
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls: a rough answer in seconds")
-    calls, rounds = (200, 3) if parser.parse_args().quick else (2000, 7)
-    model = small_mlp()
-    hosts = started_hosts(model)
-    in_process = InProcessSession(model)
-    print(f"\nsmall MLP {BOARD} -> {HIDDEN} -> {ACTIONS} + 1: ms per call, best of {rounds} x {calls} calls")
-    print(f"{'batch':>5}  {'in process':>10}  {'host (shm)':>29}  {'host (pipe)':>29}")
-    for batch in BATCHES:
-        base, shm, pipe = seconds_per_call([in_process, hosts["shm"], hosts["pipe"]], batch, calls, rounds)
-        cells = [overhead_cell(seconds, base) for seconds in (shm, pipe)]
-        print(f"{batch:>5}  {base * 1e3:>10.3f}  {cells[0]:>29}  {cells[1]:>29}")
-    for host in hosts.values():
+    parser.add_argument("--baseline", metavar="REV", help="a git revision whose model host runs alongside")
+    arguments = parser.parse_args()
+    calls, rounds = (200, 3) if arguments.quick else (2000, 7)
+    with tempfile.TemporaryDirectory() as folder:
+        baseline = baseline_host_class(arguments.baseline, folder) if arguments.baseline else None
+        print(f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {rounds} x {calls} calls")
+        print("CPU µs per call (in process: ONNX Runtime; host: caller + child); round trip beyond inference")
+        header = (
+            f"{'model':>18} {'batch':>5} {'in process':>10} {'host':>8} {'round trip':>10} {'per row':>8}"
+        )
+        print(header + ("  baseline: host, round trip, per row" if baseline else "") + "  issue 24 per row")
+        for row in rows():
+            print_row(row, baseline, calls, rounds)
+
+
+def print_row(row: Row, baseline: type | None, calls: int, rounds: int) -> None:
+    rng = np.random.default_rng(row.batch)
+    inputs = {
+        name: rng.standard_normal((row.batch, *dims)).astype(np.float32) for name, dims in row.inputs.items()
+    }
+    hosts = [started_host(ModelHost, row.model, "this revision")]
+    if baseline is not None:
+        hosts.append(started_host(baseline, row.model, "baseline"))
+    runners = [in_process_runner(InProcessSession(row.model), inputs)]
+    runners += [host_runner(host, inputs) for host in hosts]
+    in_process, *through_hosts = (seconds * 1e6 for seconds in cpu_per_call(runners, calls, rounds))
+    trips = [host_us - in_process for host_us in through_hosts]
+    cells = [f"{row.name:>18} {row.batch:>5} {in_process:>10.1f}"]
+    cells += [
+        f"{host_us:>8.1f} {trip:>10.1f} {trip / row.batch:>8.2f}"
+        for host_us, trip in zip(through_hosts, trips, strict=True)
+    ]
+    if baseline is not None:
+        cells.append(f"(this revision: {trips[0] / trips[1]:.2f}x the baseline's round trip)")
+    if row.issue_us_per_evaluation is not None:
+        cells.append(f"issue 24: {row.issue_us_per_evaluation:g} µs per row")
+    print("  ".join(cells), flush=True)
+    for host in hosts:
         host.close()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -69,8 +69,9 @@ def test_smash_prints_the_batched_and_the_like_for_like_ratios():
 
 def test_host_prints_its_overhead_ratios():
     out = run_quick("host.py")
-    assert "host start-up (shm)" in out
-    assert out.count("x)") >= 4  # per batch and transport: (+ms, ratio x)
+    assert "host start-up (this revision)" in out
+    assert "issue 24: 22 µs per row" in out  # the Bobail row, beside the figure from a real worker
+    assert out.count("small MLP") == 2  # batches 1 and 64
 
 
 def test_search_prints_its_share_of_the_limit():
