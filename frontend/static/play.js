@@ -7,7 +7,7 @@
 
 import { h, getJson, pageData, postJson, ReadableError } from "./dom.js";
 import { keyName, startGame } from "./playstart.js";
-import { loadRenderer } from "./renderer.js";
+import { labelSeats, loadRenderer } from "./renderer.js";
 import { playedMoves, searchSummary, searchedMoves } from "./overlay.js";
 
 const RESIGN_CONFIRM_MS = 4000;
@@ -37,9 +37,7 @@ function play(game, renderer) {
   const board = renderer.createBoard(document.getElementById("board"));
   let busy = false;
 
-  for (const item of document.querySelectorAll(".seats [data-seat]")) {
-    item.querySelector(".piece-name").textContent = `· ${renderer.pieceName(Number(item.dataset.seat))}`;
-  }
+  labelSeats(renderer);
 
   function botSearch() {
     const last = game.last;

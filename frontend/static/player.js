@@ -19,10 +19,12 @@
 //   describeMove(at, seat) -> string: a move of `seat` for people (in a simultaneous game one
 //       action may mean different moves for the two seats)
 //   pieceName(seat) -> string: what the seat plays with ("black stones")
+//   pieceColour?(seat) -> "black" | "white": the colour of the seat's pieces, for games whose
+//       pieces are not in the seats' colours (Pente's stones); the header's swatches show it
 //   caption(view) -> string: a line under the board (captures, phase...)
 
 import { h, getJson, pageData, ReadableError } from "./dom.js";
-import { loadRenderer } from "./renderer.js";
+import { labelSeats, loadRenderer } from "./renderer.js";
 import { describeEnd } from "./gametable.js";
 import { playedMoves, searchSummary, searchedMoves, valuePlot } from "./overlay.js";
 
@@ -53,9 +55,7 @@ function start(replay, renderer, summary) {
   let timer = null;
   let urlTimer = null;
 
-  for (const item of document.querySelectorAll(".seats [data-seat]")) {
-    item.querySelector(".piece-name").textContent = `· ${renderer.pieceName(Number(item.dataset.seat))}`;
-  }
+  labelSeats(renderer);
   const end = describeEnd(summary);
   document.getElementById("result").replaceChildren(
     h("span", { class: `badge end-${end.kind}` }, end.label), " ", resultLine(replay), " · ", end.detail,

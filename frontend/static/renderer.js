@@ -13,3 +13,15 @@ export async function loadRenderer(game) {
     throw new ReadableError(`this viewer has no renderer for ${game} yet.`);
   }
 }
+
+/** The page header's seats (`.seats [data-seat]`) in the renderer's terms: what each plays with,
+ *  and its swatch in the colour of its pieces where the renderer names one (Pente's stones), else
+ *  in the seat's colour. */
+export function labelSeats(renderer) {
+  for (const item of document.querySelectorAll(".seats [data-seat]")) {
+    const seat = Number(item.dataset.seat);
+    item.querySelector(".piece-name").textContent = `· ${renderer.pieceName(seat)}`;
+    const colour = renderer.pieceColour?.(seat);
+    if (colour) item.querySelector(".swatch").classList.replace(`seat${seat}`, `piece-${colour}`);
+  }
+}

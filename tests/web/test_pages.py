@@ -228,6 +228,20 @@ def test_the_heat_map_puts_bobail_shares_on_destination_squares(page, site):
     expect(page.locator("#board [data-heat]")).to_have_count(0)
 
 
+def test_pentes_replay_strikes_the_winning_five_and_shows_each_seats_stones(page, site, screenshot):
+    final = frames_of(site, "pente")["frames"][-1]["view"]
+    assert final["ending"] == "five in a row"
+    open_replay(page, site, "pente", ply=site.steps["pente"])
+    expect(page.locator(".seats [data-seat='0'] .swatch")).to_have_class(re.compile(r"piece-black"))
+    expect(page.locator(".seats [data-seat='1'] .swatch")).to_have_class(re.compile(r"piece-white"))
+    line = page.locator("#board .winning-line")
+    expect(line).to_have_count(1)
+    assert int(line.get_attribute("data-length")) >= 5
+    screenshot(page, "replay-pente-five")
+    page.locator("[data-go=back]").click()  # before the last stone: no five yet
+    expect(line).to_have_count(0)
+
+
 def test_the_value_plot_shows_each_seats_own_estimate(page, site):
     """Values are the mover's: the bobail game's searcher sits second, the pente one first."""
     for name in ("bobail", "pente"):

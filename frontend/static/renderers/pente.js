@@ -19,6 +19,10 @@ export function pieceName(seat) {
   return seat === 0 ? "black stones" : "white stones";
 }
 
+export function pieceColour(seat) {
+  return seat === 0 ? "black" : "white";
+}
+
 export function describeMove([x, y]) {
   return `${COLUMNS[x]}${y}`;
 }
@@ -28,6 +32,26 @@ export function caption(view) {
   const captured = `Captured pairs: P1 (black) ${black} · P2 (white) ${white}`;
   if (view.ending) return `${captured} · game over: ${view.winner === null ? "draw" : `P${view.winner + 1} wins`} (${view.ending})`;
   return `${captured} · move ${view.ply + 1}: P${view.to_move[0] + 1} to play`;
+}
+
+/** The line of five or more through the last stone that ended the game "five in a row": its two
+ *  end points [[x, y], [x, y]] and its length, or null (any other position). */
+function winningLine(view) {
+  if (view.ending !== "five in a row" || !view.last_move) return null;
+  const [x0, y0] = view.last_move;
+  const piece = view.board[y0 * SIZE + x0];
+  const own = (x, y) => x >= 0 && x < SIZE && y >= 0 && y < SIZE && view.board[y * SIZE + x] === piece;
+  const furthest = (dx, dy) => {
+    let [x, y] = [x0, y0];
+    while (own(x + dx, y + dy)) [x, y] = [x + dx, y + dy];
+    return [x, y];
+  };
+  for (const [dx, dy] of [[1, 0], [0, 1], [1, 1], [1, -1]]) {
+    const ends = [furthest(-dx, -dy), furthest(dx, dy)];
+    const length = Math.max(Math.abs(ends[1][0] - ends[0][0]), Math.abs(ends[1][1] - ends[0][1])) + 1;
+    if (length >= 5) return { ends, length };
+  }
+  return null;
 }
 
 function grid() {
@@ -87,7 +111,9 @@ export function createBoard(container) {
       );
       const latest = view.last_move && svg("circle", { cx: position(view.last_move[0]), cy: position(view.last_move[1]), r: 5, class: `last-move on-${view.board[view.last_move[1] * SIZE + view.last_move[0]]}` });
       const played = (overlay?.played ?? []).map(({ at: [x, y] }) => svg("circle", { cx: position(x), cy: position(y), r: 15, class: "played-ring" }));
-      marks.replaceChildren(...[latest, ...played].filter(Boolean));
+      const five = winningLine(view);
+      const struck = five && svg("line", { x1: position(five.ends[0][0]), y1: position(five.ends[0][1]), x2: position(five.ends[1][0]), y2: position(five.ends[1][1]), class: "winning-line", "data-length": five.length });
+      marks.replaceChildren(...[struck, latest, ...played].filter(Boolean));
     },
     pick: oneClickPicker(stones, ([x, y]) => String(y * SIZE + x)),
   };
