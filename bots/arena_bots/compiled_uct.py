@@ -1,18 +1,19 @@
 """UCT with random rollouts, compiled (Numba): the `uct` house bot's search on the compiled core.
 
 It is `arena_bots.mcts.search` with rule "uct", one leaf per round and a `RolloutEvaluator` of one
-playout per leaf, for one tree at a time, run entirely in compiled code on a turn-based game's
-kernels (`GAMES`: Pente's and Bobail's; the simultaneous games search a sequential view of the game
-in Python, their playouts on the kernels: `core.on_core`). One tree, generic over the game: its
-functions take the game's tag (an empty named tuple of a class per game) and call the game's
-`GameKernels` through `_kernel` stubs, which Numba binds by the tag's type, so it compiles the tree
-once per game and its cache holds across processes. It reproduces the reference search exactly, draw
-for draw from the request's PCG64 generator (`arena_games.pcg64`): the root's playout, then its
-children's shuffle keys; per simulation the new leaf's playout and shuffle keys (a finished leaf
-draws nothing). The selection computes UCB1 in the reference's precisions (edge visits and values
-float32, node visits float64), so the visit counts, the root value and the generator's state
-afterwards are the reference's (tests/bots/test_compiled_uct.py). Searches of several requests are
-independent (one generator each), as in the reference's lockstep.
+playout per leaf, for one tree at a time, run entirely in compiled code on a game's kernels
+(`GAMES`: Pente's and Bobail's, and Spring 2021's as `sequential.sequential` views it, the
+searcher's choice waiting for the other's; Smash searches its view in Python, its playouts on the
+kernels: `core.on_core`). One tree, generic over the game: its functions take the game's tag (an
+empty named tuple of a class per game) and call the game's `GameKernels` through `_kernel` stubs,
+which Numba binds by the tag's type, so it compiles the tree once per game and its cache holds
+across processes. It reproduces the reference search exactly, draw for draw from the request's PCG64
+generator (`arena_games.pcg64`): the root's playout, then its children's shuffle keys; per
+simulation the new leaf's playout and shuffle keys (a finished leaf draws nothing). The selection
+computes UCB1 in the reference's precisions (edge visits and values float32, node visits float64),
+so the visit counts, the root value and the generator's state afterwards are the reference's
+(tests/bots/test_compiled_uct.py). Searches of several requests are independent (one generator
+each), as in the reference's lockstep.
 
 Layout, per search: nodes (expanded positions, at most simulations + 1) with their state arrays (the
 game's (board, info) pair), first edge, edge count, visits, value sum, player to move (-1 once over)
@@ -40,6 +41,10 @@ from arena_games.pente import kernels as pente
 from arena_games.pente.playouts import BLOCK, RUNNING
 from arena_games.pente.rules import MAX_PLIES
 from arena_games.pente.tables import NUM_POINTS
+from arena_games.spring2021 import SPEC as SPRING_SPEC
+from arena_games.spring2021 import kernels as spring
+from arena_games.spring2021.playouts import DRAW_BLOCK
+from arena_games.spring2021.rules import NUM_ACTIONS as SPRING_ACTIONS
 
 _UNEXPANDED = -1  # an edge's child before expansion
 
@@ -51,7 +56,7 @@ class GameKernels(NamedTuple):
     mover: Callable  # (info) -> the player to move, -1 once the game is over
     legal_mask: Callable  # (board, info, out bool (actions,)) -> how many are legal
     step: Callable  # (board, info, action) -> anything (ignored)
-    returns_of: Callable  # (info) -> (float, float): each player's return, 0 while running
+    returns_of: Callable  # (board, info) -> (float, float): each player's return, 0 while running
     random_playout: Callable  # (board, info, rng PCG64 state, scratch) -> anything (ignored)
 
 
@@ -63,20 +68,36 @@ class BobailTag(NamedTuple):
     """Bobail's tag: compiled code finds Bobail's kernels by this type."""
 
 
+class SpringTag(NamedTuple):
+    """Spring 2021's tag: compiled code finds the kernels of its sequential view by this type."""
+
+
 class TreeGame(NamedTuple):
     """A turn-based game the compiled tree searches: its tag, its kernels and what sizes a tree."""
 
     tag: tuple  # an instance of the game's own tag class (PenteTag, ...)
     kernels: GameKernels
-    from_state: Callable[[Any], tuple[np.ndarray, np.ndarray]]  # reference state -> (board, info)
+    from_state: Callable[
+        [Any, int], tuple[np.ndarray, np.ndarray]
+    ]  # (reference state, searcher) -> (board, info)
     actions: int  # flat actions of the game's one head
     max_depth: int  # plies of the longest game, plus one: the deepest path
-    playout_scratch: Callable[[], np.ndarray]  # a new scratch array for `random_playout`
+    playout_scratch: Callable[[], Any]  # new scratch (arrays) for `random_playout`
 
 
 @njit(cache=True)
 def _pente_mover(info: np.ndarray) -> int:
     return -1 if info[pente.END] != RUNNING else info[pente.PLY] % 2
+
+
+@njit(cache=True)
+def _pente_returns(board: np.ndarray, info: np.ndarray) -> tuple[float, float]:
+    return pente.returns_of(info)
+
+
+@njit(cache=True)
+def _bobail_returns(history: np.ndarray, info: np.ndarray) -> tuple[float, float]:
+    return bobail.returns_of(info)
 
 
 @njit(cache=True)
@@ -88,6 +109,73 @@ def _bobail_copy(history: np.ndarray, info: np.ndarray, to_history: np.ndarray, 
         to_info[field] = info[field]
 
 
+# Spring 2021 searched as `sequential.sequential` views it: a view is the kernels' (board, info)
+# with two fields after the game's: the searching seat and its chosen action (-1: none pending).
+SEARCHER, CHOSEN = spring.FIELDS, spring.FIELDS + 1
+VIEW_FIELDS = spring.FIELDS + 2
+
+
+def _spring_view(state: Any, searcher: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (board, info) of the view `Sequential(state, searcher)`, nothing chosen yet."""
+    board, info = spring.from_state(state)
+    return board, np.concatenate([info, np.array([searcher, -1], dtype=np.int64)])
+
+
+@njit(cache=True)
+def _spring_copy(board: np.ndarray, info: np.ndarray, to_board: np.ndarray, to_info: np.ndarray) -> None:
+    for cell in range(spring.BOARD):
+        to_board[cell] = board[cell]
+    for field in range(VIEW_FIELDS):
+        to_info[field] = info[field]
+
+
+@njit(cache=True)
+def _spring_mover(info: np.ndarray) -> int:
+    """The view's player to move (sequential.to_move): of two movers the searcher, then the other."""
+    movers = spring.to_move(info)
+    if movers == 0:
+        return -1
+    if movers == 3:
+        return info[SEARCHER] if info[CHOSEN] < 0 else 1 - info[SEARCHER]
+    return movers >> 1  # 1: player 0, 2: player 1
+
+
+@njit(cache=True)
+def _spring_legal_mask(board: np.ndarray, info: np.ndarray, out: np.ndarray) -> int:
+    return spring.legal_mask(board, info, _spring_mover(info), out)
+
+
+@njit(cache=True)
+def _spring_step(board: np.ndarray, info: np.ndarray, action: int) -> None:
+    """sequential's step: the searcher's choice waits for the other's; a frame resolves in the
+    searcher's favour (step_favouring; a non-mover's action is ignored)."""
+    searcher, chosen = info[SEARCHER], info[CHOSEN]
+    if spring.to_move(info) == 3 and chosen < 0:
+        info[CHOSEN] = action
+        return
+    first, second = (chosen, action) if searcher == 0 else (action, chosen)
+    if chosen < 0:  # one mover: its action in both seats
+        first = second = action
+    spring.step_favouring(board, info, first, second, searcher)
+    info[CHOSEN] = -1
+
+
+@njit(cache=True)
+def _spring_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, scratch: tuple) -> None:
+    """sequential's playouts: the other's uniformly random reply to a pending choice (the nth
+    legal action, n = integers(count), as `Game.random_action` draws it), then the game's."""
+    draws, legal = scratch
+    if info[CHOSEN] >= 0:
+        nth = pcg64.bounded(rng, _spring_legal_mask(board, info, legal))
+        for action in range(SPRING_ACTIONS):
+            if legal[action]:
+                if nth == 0:
+                    break
+                nth -= 1
+        _spring_step(board, info, action)
+    spring.random_playout(board, info, rng, draws, legal)
+
+
 GAMES = {
     "pente": TreeGame(
         PenteTag(),
@@ -96,10 +184,10 @@ GAMES = {
             _pente_mover,
             pente.legal_mask,
             pente.step,
-            pente.returns_of,
+            _pente_returns,
             pente.random_playout,
         ),
-        pente.from_state,
+        lambda state, searcher: pente.from_state(state),
         NUM_POINTS,
         MAX_PLIES + 1,
         lambda: np.empty(2 * BLOCK, dtype=np.uint64),  # a playout's block of draws
@@ -111,13 +199,28 @@ GAMES = {
             bobail.to_move,
             bobail.legal_mask,
             bobail.step,
-            bobail.returns_of,
+            _bobail_returns,
             bobail.random_playout,
         ),
-        bobail.from_state,
+        lambda state, searcher: bobail.from_state(state),
         BOBAIL_ACTIONS,
         bobail.HISTORY,
         lambda: np.empty(BOBAIL_ACTIONS, dtype=np.bool_),  # a playout's legal mask
+    ),
+    "spring2021": TreeGame(
+        SpringTag(),
+        GameKernels(
+            _spring_copy,
+            _spring_mover,
+            _spring_legal_mask,
+            _spring_step,
+            spring.returns_of,
+            _spring_playout,
+        ),
+        _spring_view,
+        SPRING_ACTIONS,
+        2 * SPRING_SPEC.max_length + 1,
+        lambda: (np.empty(DRAW_BLOCK), np.empty(SPRING_ACTIONS, dtype=np.bool_)),  # draws, legal mask
     ),
 }
 
@@ -164,7 +267,7 @@ def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> lis
     tree_game = GAMES[game.name]
     results = []
     for request in requests:
-        board, info = tree_game.from_state(request.state)
+        board, info = tree_game.from_state(request.state, request.player)
         if tree_game.kernels.mover(info) != request.player:
             raise ValueError(f"request for player {request.player}, but the position's mover differs")
         tree = _new_tree(tree_game, board, info, config.simulations + 1)
@@ -207,7 +310,7 @@ class _Tree(NamedTuple):
     keys: np.ndarray  # float64 (A,): scratch for the shuffle keys
     order: np.ndarray  # int64 (A,): scratch for their sorted order
     merged: np.ndarray  # int64 (A,): scratch for the merge sort
-    scratch: np.ndarray  # the game's playout scratch (TreeGame.playout_scratch)
+    scratch: Any  # the game's playout scratch (TreeGame.playout_scratch)
     playout_board: np.ndarray  # (board size,): scratch for a playout's board
     playout_info: np.ndarray  # int64 (fields,): ... and its scalars
     path_nodes: np.ndarray  # int64 (max depth,): a descent's nodes
@@ -256,11 +359,11 @@ def _add(tag: tuple, tree: _Tree, board: np.ndarray, info: np.ndarray, rng: np.n
     player = _mover(tag, info)
     if player < 0:
         tree.node_player[node] = -1
-        tree.node_outcome[node, 0], tree.node_outcome[node, 1] = _returns_of(tag, info)
+        tree.node_outcome[node, 0], tree.node_outcome[node, 1] = _returns_of(tag, board, info)
         return node
     _copy(tag, board, info, tree.playout_board, tree.playout_info)
     _random_playout(tag, tree.playout_board, tree.playout_info, rng, tree.scratch)
-    value = _returns_of(tag, tree.playout_info)[player]
+    value = _returns_of(tag, tree.playout_board, tree.playout_info)[player]
     count = _legal_mask(tag, board, info, tree.legal)
     for index in range(count):
         tree.keys[index] = pcg64.next_double(rng)

@@ -131,12 +131,12 @@ class MctsPlayer:
 class UctPlayer:
     """House bot: UCT (UCB1, uniform priors) valued by random playouts, most visited move.
 
-    `exploration` is UCB1's constant for values in [-1, 1]; 2 is OpenSpiel's default for its
-    MCTS bot on the same scale. `playouts_per_leaf` random games are averaged per new leaf;
-    `leaves_per_round` as in `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`,
-    ARENA_CORE): on "compiled", the random playouts run on the game's kernels (`core.on_core`) and a
-    turn-based game with kernels (Pente, Bobail) searches in `compiled_uct`; both give the
-    reference's very results (same visits, same generator draws). Elsewhere `mcts.search`.
+    `exploration` is UCB1's constant for values in [-1, 1]; 2 is OpenSpiel's default for its MCTS
+    bot on the same scale. `playouts_per_leaf` random games are averaged per new leaf;
+    `leaves_per_round` as in `arena_bots.mcts.SearchConfig`. `core` (default:
+    `core.selected_core()`, ARENA_CORE): on "compiled", the random playouts run on the game's
+    kernels (`core.on_core`) and Pente, Bobail and Spring 2021 search in `compiled_uct`; both give
+    the reference's very results (same visits, same generator draws). Elsewhere `mcts.search`.
     """
 
     def __init__(

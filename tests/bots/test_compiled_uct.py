@@ -1,6 +1,7 @@
 """The compiled UCT against the reference search (`mcts.search`, rule "uct", random rollouts): the
 same visits, root value and generator draws from the same seeds, so the `uct` house bot plays the
-same games on both cores (ARENA_CORE), on every turn-based game with kernels (Pente, Bobail)."""
+same games on both cores (ARENA_CORE), on the games the compiled tree searches (Pente, Bobail, and
+Spring 2021 as its sequential view)."""
 
 from __future__ import annotations
 
@@ -40,20 +41,23 @@ def random_state(seed: int, plies: int, game: Game = PENTE) -> Any:
 
 
 def late_state(seed: int, plies_left: int, game: Game = BOBAIL) -> Any:
-    """A position `plies_left` random moves before a random game of `game` ended (deep searches
+    """A position `plies_left` random steps before a random game of `game` ended (deep searches
     reach its end)."""
     rng = np.random.default_rng(seed)
-    states = [game.init(0, None)]
-    while not game.is_over(states[-1]):
-        (player,) = game.to_move(states[-1])
-        states.append(game.step(states[-1], [game.random_action(states[-1], player, rng)]))
+    states = [game.init(seed, None)]
+    while not game.is_over(state := states[-1]):
+        states.append(
+            game.step(state, [game.random_action(state, player, rng) for player in game.to_move(state)])
+        )
     return states[max(len(states) - 1 - plies_left, 0)]
 
 
 def requests_for(game: Game, states: list[Any], seed: int) -> list[Request]:
+    """One request per state and player to move (both seats of a simultaneous frame)."""
     return [
-        Request(state, game.to_move(state)[0], np.random.default_rng((seed, index)))
+        Request(state, player, np.random.default_rng((seed, index, player)))
         for index, state in enumerate(states)
+        for player in game.to_move(state)
     ]
 
 
@@ -109,6 +113,19 @@ def test_bobail_searches_equal_the_reference():
     assert_same_searches(BOBAIL, states, SearchConfig(simulations=120, rule="uct", exploration=2.0), seed=6)
 
 
+def test_spring_searches_equal_the_reference():
+    """Spring 2021 searched as its sequential view: the searcher's choice waits for the other's
+    reply, a frame favours the searcher, a playout from a pending choice draws the reply first,
+    and a frame of one mover (the other waits) is one ply. Late positions end inside the tree."""
+    states = [random_state(0, 0, SPRING2021), random_state(1, 5, SPRING2021), random_state(2, 40, SPRING2021)]
+    states += [late_state(seed, plies_left, SPRING2021) for seed, plies_left in ((2, 2), (3, 5), (4, 12))]
+    assert any(len(SPRING2021.to_move(state)) == 1 for state in states)
+    assert_same_searches(
+        SPRING2021, states, SearchConfig(simulations=150, rule="uct", exploration=2.0), seed=8
+    )
+    assert_same_searches(SPRING2021, states[3:], SearchConfig(simulations=150, rule="uct", exploration=0.5))
+
+
 @pytest.mark.parametrize(
     "game", [PENTE, BOBAIL, CSB, SMASH, make_smash(4), SPRING2021], ids=lambda game: game.name
 )
@@ -150,8 +167,8 @@ def test_random_playouts_run_on_the_kernels_draw_for_draw(game: Game, monkeypatc
 def test_the_uct_bot_decides_alike_on_both_cores(
     game: Game, states: list[Any], monkeypatch: pytest.MonkeyPatch
 ):
-    """The compiled tree (turn-based games) or the reference tree over the kernels' playouts
-    (simultaneous games, searched as `sequential` views) make the reference's decisions and draws."""
+    """The compiled tree (Pente, Bobail, Spring) or the reference tree over the kernels' playouts
+    (Smash, searched as its `sequential` view) make the reference's decisions and draws."""
     rows = kernel_rows(monkeypatch, game)
     decisions = []
     for core in ("reference", "compiled"):
@@ -160,11 +177,13 @@ def test_the_uct_bot_decides_alike_on_both_cores(
         decisions.append([request.rng.bit_generator.state for request in requests])
     assert decisions[0] == decisions[2]
     assert decisions[1] == decisions[3]
-    assert bool(rows) == game.spec.simultaneous  # the compiled tree plays out inside its own code
+    assert bool(rows) == (game.name not in compiled_uct.GAMES)  # the compiled tree plays out inside
 
 
 @pytest.mark.parametrize(
-    ("game", "config"), [(PENTE, {"ply_cap": 14}), (BOBAIL, {"max_turns": 8})], ids=["pente", "bobail"]
+    ("game", "config"),
+    [(PENTE, {"ply_cap": 14}), (BOBAIL, {"max_turns": 8}), (SPRING2021, {"MAX_ROUNDS": 2})],
+    ids=["pente", "bobail", "spring2021"],
 )
 def test_whole_games_replay_the_same_on_both_cores(game: Game, config: dict):
     """Two games in lockstep, uct against uct, short by their caps (so are the rollouts)."""
