@@ -8,6 +8,7 @@ P1's insights carry each head's Q-values, P2's nothing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -156,6 +157,7 @@ def test_the_overlay_shows_the_q_values_of_the_pod_selected(page, site):
             played = frame["actions"][0][2 * pod + (0 if kind == "angle" else 1)]  # angle0 thrust0 angle1 ...
             expect(chart).to_have_attribute("data-chosen", str(played))
             expect(chart.locator(".q-bar.chosen")).to_have_attribute("data-index", str(played))
+            expect(chart.locator(".chart-base")).to_have_count(0)  # values around 0: bars from 0
     played = [described(action, seat) for seat, action in zip(frame["actors"], frame["actions"], strict=True)]
     expect(page.locator("#ply")).to_contain_text(f"P1 {played[0]}, P2 {played[1]}")
     expect(page.locator("#search tr.chosen")).to_contain_text(played[0])
@@ -187,3 +189,27 @@ def test_a_csb_bots_page_offers_no_hand_play(page, site):
     page.goto(f"{site.url}/bots/{pilot['id']}")
     expect(page.get_by_role("heading", name=pilot["name"])).to_be_visible()
     expect(page.locator("#play-form")).to_have_count(0)
+
+
+def test_q_bars_far_from_zero_are_scaled_to_their_spread(page, site, screenshot):
+    """A trained DQN's Q-values sit near its returns (34 ± 0.1): the bars show their differences."""
+
+    def shifted(route):
+        replay = route.fetch().json()
+        for frame in replay["frames"]:
+            for insight in frame["insights"] or ():
+                for head, values in (insight or {}).get("heads", {}).items():
+                    if head != "kind":
+                        insight["heads"][head] = [None if v is None else 34 + v / 100 for v in values]
+        route.fulfill(json=replay)
+
+    page.route("**/api/v1/games/*/frames", shifted)
+    open_replay(page, site, GAME, 5)
+    chart = page.locator("#board .q-chart[data-head='angle0']")
+    bars = chart.locator(".q-bar:not(.illegal)")
+    tops = bars.evaluate_all("bars => bars.map(bar => Number(bar.getAttribute('y')))")
+    assert max(tops) - min(tops) > 93  # of the chart's 186 px: not a flat row at 34's height
+    base = float(chart.locator("line.zero").get_attribute("data-base"))
+    assert 33 < base < 34
+    expect(chart.locator(".chart-base")).to_have_text(re.compile(r"^bars from 33\.99\d+$"))
+    screenshot(page, "replay-csb-q-near-34")

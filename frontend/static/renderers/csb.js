@@ -33,7 +33,7 @@ const POD_LETTERS = "ABCD";
 const SEAT_COLOURS = ["blue", "orange"];
 const ANGLE_TURNS = Array.from({ length: 37 }, (_, index) => index - 18);
 const THRUSTS = [...Array.from({ length: 50 }, (_, index) => Math.round((100 * index) / 49)), "BOOST", "SHIELD"];
-const CHART = { top: PANEL_TOP + 58, height: 200, gap: 24 };
+const CHART = { top: PANEL_TOP + 72, height: 186, gap: 24 }; // above its top: a title line, a base line
 
 const px = (x) => x * SCALE;
 const py = (y) => TRACK_TOP + y * SCALE;
@@ -146,13 +146,32 @@ function turnBetween(from, to, share) {
   return from + difference * share;
 }
 
-/** The bars of one head's values (null: illegal) from `left`, `width` wide; `chosen` outlined. */
+/** Where one head's bars start: 0 where the legal values reach it, else a quarter of their spread
+ *  beyond the weakest one, so values all far from 0 (a Q-value of 34 ± 0.1) show their differences. */
+function barBase(legal) {
+  const lowest = Math.min(...legal);
+  const highest = Math.max(...legal);
+  const spread = highest - lowest || Math.abs(highest) || 1;
+  if (lowest > 0) return Math.max(0, lowest - spread / 4);
+  if (highest < 0) return Math.min(0, highest + spread / 4);
+  return 0;
+}
+
+/** `base` with the decimals that tell the legal values apart (a spread of 0.01: 33.997). */
+function baseText(base, legal) {
+  const spread = Math.max(...legal) - Math.min(...legal) || 1;
+  return base.toFixed(Math.max(0, 1 - Math.floor(Math.log10(spread))));
+}
+
+/** The bars of one head's values (null: illegal) from `left`, `width` wide; `chosen` outlined. The
+ *  bars start at `barBase` (the line drawn there says its value where it is not 0). */
 function headChart(head, values, chosen, left, width) {
   const legal = values.filter((value) => value !== null);
-  const low = Math.min(0, ...legal);
-  const high = Math.max(0, ...legal);
+  const base = legal.length ? barBase(legal) : 0;
+  const low = Math.min(base, ...legal);
+  const high = Math.max(base, ...legal);
   const range = high - low || 1;
-  const zero = CHART.top + (CHART.height * high) / range;
+  const zero = CHART.top + (CHART.height * (high - base)) / range;
   const step = width / values.length;
   const bars = values.map((value, index) => {
     if (value === null) return svg("rect", { x: left + index * step, y: zero - 1, width: Math.max(step - 1, 1), height: 2, class: "q-bar illegal", "data-index": index, "data-illegal": "" });
@@ -172,8 +191,9 @@ function headChart(head, values, chosen, left, width) {
   return svg(
     "g",
     { class: `q-chart ${kind}`, "data-head": head, "data-chosen": chosen },
-    svg("text", { x: left, y: CHART.top - 12, class: "chart-title" }, `${kind} head · played ${chosen === undefined ? "–" : describeHead(head, chosen)}`),
-    svg("line", { x1: left, x2: left + width, y1: zero, y2: zero, class: "zero" }),
+    svg("text", { x: left, y: CHART.top - 26, class: "chart-title" }, `${kind} head · played ${chosen === undefined ? "–" : describeHead(head, chosen)}`),
+    base === 0 ? null : svg("text", { x: left, y: CHART.top - 8, class: "axis chart-base" }, `bars from ${baseText(base, legal)}`),
+    svg("line", { x1: left, x2: left + width, y1: zero, y2: zero, class: "zero", "data-base": base }),
     ...bars,
     ...labels,
   );
