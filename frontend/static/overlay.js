@@ -74,13 +74,29 @@ export function searchSummary(frame, seatName, describeMove, describeAction) {
   });
 }
 
-/** The top-moves table's columns for `insight`, [heading, top move -> cell text]: a search's
- *  visit shares and priors, a DQN's Q-values (the mean over its heads), a policy's probabilities. */
+/** What an insight with top moves records: "search" (visit shares and priors), "Q-values" (a DQN's,
+ *  the mean over its heads) or "policy" (a policy's probabilities). */
+function insightKind(insight) {
+  if (insight.simulations) return "search";
+  return typeof insight.top[0].q === "number" ? "Q-values" : "policy";
+}
+
+/** The heading over `frame`'s tables: what its movers' insights are ("Q-values of the move to
+ *  play" for a greedy DQN, "Search of the move to play" for MCTS). */
+export function insightHeading(frame) {
+  const kinds = [...new Set((frame.insights ?? []).filter((insight) => insight?.top?.length).map(insightKind))];
+  if (!kinds.length) return "The move to play";
+  const what = kinds.join(" and ");
+  return `${what[0].toUpperCase()}${what.slice(1)} of the move to play`;
+}
+
+/** The top-moves table's columns for `insight`, [heading, top move -> cell text]. */
 function insightColumns(insight) {
-  if (insight.simulations) {
+  const kind = insightKind(insight);
+  if (kind === "search") {
     return [["Visits", (top) => percent(top.share, 1)], ["Prior", (top) => (typeof top.prior === "number" ? percent(top.prior, 1) : "–")]];
   }
-  if (typeof insight.top[0].q === "number") return [["Q-value", (top) => signed(top.q, 2)]];
+  if (kind === "Q-values") return [["Q-value", (top) => signed(top.q, 2)]];
   return [["Probability", (top) => percent(top.share, 1)]];
 }
 

@@ -26,7 +26,7 @@
 import { h, getJson, pageData, ReadableError } from "./dom.js";
 import { labelSeats, loadRenderer } from "./renderer.js";
 import { describeEnd } from "./gametable.js";
-import { playedMoves, searchSummary, searchedMoves, valuePlot } from "./overlay.js";
+import { insightHeading, playedMoves, searchSummary, searchedMoves, valuePlot } from "./overlay.js";
 
 const BASE_STEP_MS = 700; // one step per this long at 1x
 const URL_DELAY_MS = 250; // #ply=N follows the player once it rests: browsers throttle rapid history updates
@@ -82,6 +82,7 @@ function start(replay, renderer, summary) {
     document.getElementById("board-caption").textContent = renderer.caption(frame.view);
     controls.scrub.value = ply;
     controls.ply.textContent = describePosition(frame);
+    document.getElementById("search-heading").textContent = insightHeading(frame);
     document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove, renderer.describeAction));
     values.mark(ply);
     root.dataset.ply = ply;

@@ -205,6 +205,7 @@ def test_the_search_overlay_shows_at_every_searched_move(page, site, name):
         expect(page.locator("#search table.top-moves tbody tr").first).to_be_visible()
         headings = page.locator("#search table.top-moves").first.locator("th")
         expect(headings).to_have_text(["Move", "Visits", "Prior"])
+        expect(page.locator("#search-heading")).to_have_text("Search of the move to play")
     lines = page.locator("svg.value-plot polyline.value-line")
     expect(lines).to_have_count(1)
     assert int(lines.get_attribute("data-count")) == len(searched)

@@ -163,6 +163,7 @@ def test_the_overlay_shows_the_q_values_of_the_pod_selected(page, site):
     expect(page.locator("#search tr.chosen")).to_contain_text(played[0])
     table = page.locator("#search table.top-moves")
     expect(table.locator("th")).to_have_text(["Move", "Q-value"])  # a DQN has neither visits nor priors
+    expect(page.locator("#search-heading")).to_have_text("Q-values of the move to play")
     best = frame["insights"][0]["top"][0]["q"]
     expect(table.locator("tbody tr").first.locator("td").nth(1)).to_have_text(
         f"{'+' if best > 0 else '−' if best < 0 else ''}{abs(best):.2f}"
