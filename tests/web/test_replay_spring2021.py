@@ -122,6 +122,10 @@ def test_the_heat_map_gives_each_seat_its_half_of_the_hexes(page, site):
         " [Number(shape.dataset.seat), shape.dataset.heat, Number(shape.dataset.share)])"
     )
     assert {(seat, at): share for seat, at, share in heat} == pytest.approx(expected)
+    fills = page.locator("#board .heat-layer [data-heat]").evaluate_all(
+        "shapes => shapes.map(shape => [Number(shape.dataset.seat), getComputedStyle(shape).fill])"
+    )
+    assert len({fill for _, fill in fills}) == len({seat for seat, _ in fills}) == 2  # a colour per seat
     assert page.locator("#board [data-played]").count() == len(frame["actions"])
     played = " ".join(
         f"P{seat + 1} " + frame["view"]["moves"][str(action[0])]["commands"][str(seat)]

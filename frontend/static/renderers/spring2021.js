@@ -7,8 +7,8 @@
 //
 // A move (`at`, a value of view.moves) is {cell: 0..36 or null for WAIT, commands: {seat: text}}:
 // one index means different commands for the two seats, so a move is named with its seat. The
-// heat map gives each seat one half of a hex (P1 the left half, P2 the right one) and of the WAIT
-// box, shaded by the share of its search. See player.js for the renderer contract.
+// heat map gives each seat one half of a hex (P1 the left half, P2 the right one, a gap between)
+// and of the WAIT box, in the seat's colour, shaded by the share of its search. See player.js for the renderer contract.
 
 import { svg, percent, setAttributes } from "../dom.js";
 import { oneClickPicker } from "../picking.js";
@@ -21,6 +21,7 @@ const SUN_DISTANCE = 296; // from the board's centre: beyond its outermost corne
 const TREE_RADIUS = [6, 10, 14, 18]; // by size; a square of the same half-width for P2
 const TREE_RAISE = 4; // trees sit a little above the centre, leaving room for the heat labels
 const SEAT_SIDE = [-1, 1]; // P1's half of a hex is on the left, P2's on the right
+const HALF_GAP = 2; // between the two halves of a hex both seats searched, so they read as two
 const SHOWN_FRAMES = 6; // of the day's actions; earlier ones are counted
 const MAX_COMMAND_CHARS = 34;
 const DIRECTION_NAMES = ["east", "north-east", "north-west", "west", "south-west", "south-east"];
@@ -51,7 +52,9 @@ const pointList = (points) => points.map(([x, y]) => `${x.toFixed(1)},${y.toFixe
 
 /** The half of a hex on `side` (-1 left, 1 right): the top and bottom corners and the three on that side. */
 function halfHex(cx, cy, side) {
-  const [top, upperRight, lowerRight, bottom, lowerLeft, upperLeft] = corners(cx, cy, RADIUS - 3);
+  const [[topX, topY], upperRight, lowerRight, [bottomX, bottomY], lowerLeft, upperLeft] = corners(cx, cy, RADIUS - 3);
+  const top = [topX + side * HALF_GAP, topY];
+  const bottom = [bottomX + side * HALF_GAP, bottomY];
   return pointList(side < 0 ? [top, bottom, lowerLeft, upperLeft] : [top, upperRight, lowerRight, bottom]);
 }
 
@@ -181,8 +184,8 @@ const WAIT_BOX = { x: WIDTH - 8 - CARD_WIDTH, y: 554, width: CARD_WIDTH, height:
 
 function waitBox() {
   const { x, y, width, height } = WAIT_BOX;
-  const heat = [0, 1].map((seat) => svg("rect", { x: x + (seat * width) / 2 + 3, y: y + 3, width: width / 2 - 6, height: height - 6, rx: 6, class: "heat" }));
-  const labels = [0, 1].map((seat) => svg("text", { x: x + ((2 * seat + 1) * width) / 4, y: y + height - 12, class: "heat-label" }));
+  const heat = [0, 1].map((seat) => svg("rect", { x: x + (seat * width) / 2 + 3, y: y + 3, width: width / 2 - 6, height: height - 6, rx: 6, class: `heat seat${seat}` }));
+  const labels = [0, 1].map((seat) => svg("text", { x: x + ((2 * seat + 1) * width) / 4, y: y + height - 12, class: `heat-label seat${seat}` }));
   const group = svg("g", { class: "wait-box", "data-cell": "wait" });
   group.append(svg("rect", { x, y, width, height, rx: 8, class: "card" }), ...heat, svg("text", { x: x + width / 2, y: y + 28, class: "card-title wait-title" }, "WAIT"), ...labels);
   return { group, heat, labels, centre: (seat) => ({ x: x + ((2 * seat + 1) * width) / 4, y: y + height / 2 }) };
@@ -281,8 +284,8 @@ function drawHeat(layer, wait, centres, moves) {
       const { x, y } = centres[cell];
       const side = SEAT_SIDE[seat];
       shapes.push(
-        svg("polygon", { points: halfHex(x, y, side), class: "heat", "fill-opacity": heatOpacity(share, top), "data-heat": cell, "data-seat": seat, "data-share": share }),
-        svg("text", { x: x + side * 15, y: y + 27, class: "heat-label" }, percent(share)),
+        svg("polygon", { points: halfHex(x, y, side), class: `heat seat${seat}`, "fill-opacity": heatOpacity(share, top), "data-heat": cell, "data-seat": seat, "data-share": share }),
+        svg("text", { x: x + side * 16, y: y + 27, class: `heat-label seat${seat}` }, percent(share)),
       );
     }
   });
