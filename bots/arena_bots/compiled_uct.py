@@ -2,18 +2,18 @@
 
 It is `arena_bots.mcts.search` with rule "uct", one leaf per round and a `RolloutEvaluator` of one
 playout per leaf, for one tree at a time, run entirely in compiled code on a game's kernels
-(`GAMES`: Pente's and Bobail's, and Spring 2021's as `sequential.sequential` views it, the
-searcher's choice waiting for the other's; Smash searches its view in Python, its playouts on the
-kernels: `core.on_core`). One tree, generic over the game: its functions take the game's tag (an
-empty named tuple of a class per game) and call the game's `GameKernels` through `_kernel` stubs,
-which Numba binds by the tag's type, so it compiles the tree once per game and its cache holds
-across processes. It reproduces the reference search exactly, draw for draw from the request's PCG64
-generator (`arena_games.pcg64`): the root's playout, then its children's shuffle keys; per
-simulation the new leaf's playout and shuffle keys (a finished leaf draws nothing). The selection
-computes UCB1 in the reference's precisions (edge visits and values float32, node visits float64),
-so the visit counts, the root value and the generator's state afterwards are the reference's
-(tests/bots/test_compiled_uct.py). Searches of several requests are independent (one generator
-each), as in the reference's lockstep.
+(`GAMES`: Pente's and Bobail's, and Spring 2021's and Smash's, wells 6 wide, as
+`sequential.sequential` views them, the searcher's choice waiting for the other's; other games
+search in Python, their playouts on the kernels: `core.on_core`). One tree, generic over the game:
+its functions take the game's tag (an empty named tuple of a class per game) and call the game's
+`GameKernels` through `_kernel` stubs, which Numba binds by the tag's type, so it compiles the tree
+once per game and its cache holds across processes. It reproduces the reference search exactly, draw
+for draw from the request's PCG64 generator (`arena_games.pcg64`): the root's playout, then its
+children's shuffle keys; per simulation the new leaf's playout and shuffle keys (a finished leaf
+draws nothing). The selection computes UCB1 in the reference's precisions (edge visits and values
+float32, node visits float64), so the visit counts, the root value and the generator's state
+afterwards are the reference's (tests/bots/test_compiled_uct.py). Searches of several requests are
+independent (one generator each), as in the reference's lockstep.
 
 Layout, per search: nodes (expanded positions, at most simulations + 1) with their state arrays (the
 game's (board, info) pair), first edge, edge count, visits, value sum, player to move (-1 once over)
@@ -41,6 +41,10 @@ from arena_games.pente import kernels as pente
 from arena_games.pente.playouts import BLOCK, RUNNING
 from arena_games.pente.rules import MAX_PLIES
 from arena_games.pente.tables import NUM_POINTS
+from arena_games.smash import SPEC as SMASH_SPEC
+from arena_games.smash import kernels as smash
+from arena_games.smash.rules import DEFAULT_WIDTH as SMASH_WIDTH
+from arena_games.smash.rules import HEIGHT as SMASH_HEIGHT
 from arena_games.spring2021 import SPEC as SPRING_SPEC
 from arena_games.spring2021 import kernels as spring
 from arena_games.spring2021.playouts import DRAW_BLOCK
@@ -72,6 +76,10 @@ class SpringTag(NamedTuple):
     """Spring 2021's tag: compiled code finds the kernels of its sequential view by this type."""
 
 
+class SmashTag(NamedTuple):
+    """Smash the Code's tag (wells 6 wide): compiled code finds its view's kernels by this type."""
+
+
 class TreeGame(NamedTuple):
     """A turn-based game the compiled tree searches: its tag, its kernels and what sizes a tree."""
 
@@ -101,6 +109,11 @@ def _bobail_returns(history: np.ndarray, info: np.ndarray) -> tuple[float, float
 
 
 @njit(cache=True)
+def _smash_returns(board: np.ndarray, info: np.ndarray) -> tuple[float, float]:
+    return smash.returns_of(info)
+
+
+@njit(cache=True)
 def _bobail_copy(history: np.ndarray, info: np.ndarray, to_history: np.ndarray, to_info: np.ndarray) -> None:
     """Copies the boards played so far and the scalars (the rest of a history is unused)."""
     for half_move in range(info[bobail.HALF_MOVES] + 1):
@@ -109,35 +122,70 @@ def _bobail_copy(history: np.ndarray, info: np.ndarray, to_history: np.ndarray, 
         to_info[field] = info[field]
 
 
-# Spring 2021 searched as `sequential.sequential` views it: a view is the kernels' (board, info)
-# with two fields after the game's: the searching seat and its chosen action (-1: none pending).
-SEARCHER, CHOSEN = spring.FIELDS, spring.FIELDS + 1
-VIEW_FIELDS = spring.FIELDS + 2
-
-
-def _spring_view(state: Any, searcher: int) -> tuple[np.ndarray, np.ndarray]:
-    """The (board, info) of the view `Sequential(state, searcher)`, nothing chosen yet."""
-    board, info = spring.from_state(state)
-    return board, np.concatenate([info, np.array([searcher, -1], dtype=np.int64)])
+# The simultaneous games searched as `sequential.sequential` views them: a view is the game's
+# kernel arrays (board, info), its info followed by two fields, the searching seat and its chosen
+# action (-1: none pending). Smash's board is its wells, then its pair sequence.
 
 
 @njit(cache=True)
-def _spring_copy(board: np.ndarray, info: np.ndarray, to_board: np.ndarray, to_info: np.ndarray) -> None:
-    for cell in range(spring.BOARD):
+def _view_mover(movers: int, info: np.ndarray, fields: int) -> int:
+    """The view's player to move (sequential.to_move), the real movers given as a bit mask: of two
+    movers the searcher, then the other; -1 once over. `fields`: the game's info fields."""
+    if movers == 0:
+        return -1
+    if movers == 3:
+        return info[fields] if info[fields + 1] < 0 else 1 - info[fields]
+    return movers >> 1  # 1: player 0, 2: player 1
+
+
+@njit(cache=True)
+def _view_frame(movers: int, info: np.ndarray, fields: int, action: int) -> tuple[bool, int, int]:
+    """sequential's step of `action`: the searcher's choice of a frame of two movers waits in info
+    (False, -1, -1); otherwise the frame to play (True, player 0's action, player 1's), a lone
+    mover's action in both seats (the other's is ignored)."""
+    searcher, chosen = info[fields], info[fields + 1]
+    if movers == 3 and chosen < 0:
+        info[fields + 1] = action
+        return False, -1, -1
+    info[fields + 1] = -1
+    if chosen < 0:
+        return True, action, action
+    return (True, chosen, action) if searcher == 0 else (True, action, chosen)
+
+
+@njit(cache=True)
+def _nth_legal(legal: np.ndarray, nth: int) -> int:
+    """The index of the nth True of `legal` (`Game.random_action`'s choice of index nth)."""
+    for action in range(legal.size):
+        if legal[action]:
+            if nth == 0:
+                return action
+            nth -= 1
+    return -1  # unreachable: nth < count
+
+
+def _view(from_state: Callable) -> Callable[[Any, int], tuple[np.ndarray, np.ndarray]]:
+    """(state, searcher) -> the (board, info) of `Sequential(state, searcher)`, nothing chosen yet,
+    from the kernels' `from_state` (its arrays but the last are concatenated into the board)."""
+
+    def view(state: Any, searcher: int) -> tuple[np.ndarray, np.ndarray]:
+        *boards, info = from_state(state)
+        return np.concatenate(boards), np.concatenate([info, np.array([searcher, -1], dtype=np.int64)])
+
+    return view
+
+
+@njit(cache=True)
+def _view_copy(board: np.ndarray, info: np.ndarray, to_board: np.ndarray, to_info: np.ndarray) -> None:
+    for cell in range(board.size):
         to_board[cell] = board[cell]
-    for field in range(VIEW_FIELDS):
+    for field in range(info.size):
         to_info[field] = info[field]
 
 
 @njit(cache=True)
 def _spring_mover(info: np.ndarray) -> int:
-    """The view's player to move (sequential.to_move): of two movers the searcher, then the other."""
-    movers = spring.to_move(info)
-    if movers == 0:
-        return -1
-    if movers == 3:
-        return info[SEARCHER] if info[CHOSEN] < 0 else 1 - info[SEARCHER]
-    return movers >> 1  # 1: player 0, 2: player 1
+    return _view_mover(spring.to_move(info), info, spring.FIELDS)
 
 
 @njit(cache=True)
@@ -147,33 +195,51 @@ def _spring_legal_mask(board: np.ndarray, info: np.ndarray, out: np.ndarray) -> 
 
 @njit(cache=True)
 def _spring_step(board: np.ndarray, info: np.ndarray, action: int) -> None:
-    """sequential's step: the searcher's choice waits for the other's; a frame resolves in the
-    searcher's favour (step_favouring; a non-mover's action is ignored)."""
-    searcher, chosen = info[SEARCHER], info[CHOSEN]
-    if spring.to_move(info) == 3 and chosen < 0:
-        info[CHOSEN] = action
-        return
-    first, second = (chosen, action) if searcher == 0 else (action, chosen)
-    if chosen < 0:  # one mover: its action in both seats
-        first = second = action
-    spring.step_favouring(board, info, first, second, searcher)
-    info[CHOSEN] = -1
+    """A frame resolves in the searcher's favour (`Game.step_favouring`), as the view steps it."""
+    searcher = info[spring.FIELDS]
+    play, first, second = _view_frame(spring.to_move(info), info, spring.FIELDS, action)
+    if play:
+        spring.step_favouring(board, info, first, second, searcher)
 
 
 @njit(cache=True)
 def _spring_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, scratch: tuple) -> None:
-    """sequential's playouts: the other's uniformly random reply to a pending choice (the nth
-    legal action, n = integers(count), as `Game.random_action` draws it), then the game's."""
+    """sequential's playouts: the other's uniformly random reply to a pending choice (one
+    integers(count), as `Game.random_action` draws it), then the game's. Scratch: (draws, legal)."""
     draws, legal = scratch
-    if info[CHOSEN] >= 0:
-        nth = pcg64.bounded(rng, _spring_legal_mask(board, info, legal))
-        for action in range(SPRING_ACTIONS):
-            if legal[action]:
-                if nth == 0:
-                    break
-                nth -= 1
-        _spring_step(board, info, action)
+    if info[spring.FIELDS + 1] >= 0:
+        _spring_step(
+            board, info, _nth_legal(legal, pcg64.bounded(rng, _spring_legal_mask(board, info, legal)))
+        )
     spring.random_playout(board, info, rng, draws, legal)
+
+
+_SMASH_WELLS = 2 * SMASH_WIDTH * SMASH_HEIGHT  # cells of the two wells at the board's start
+
+
+@njit(cache=True)
+def _smash_mover(info: np.ndarray) -> int:
+    return _view_mover(3 if smash.to_move(info) else 0, info, smash.FIELDS)
+
+
+@njit(cache=True)
+def _smash_legal_mask(board: np.ndarray, info: np.ndarray, out: np.ndarray) -> int:
+    return smash.legal_mask(board[:_SMASH_WELLS], info, _smash_mover(info), out)
+
+
+@njit(cache=True)
+def _smash_step(board: np.ndarray, info: np.ndarray, action: int) -> None:
+    play, first, second = _view_frame(3 if smash.to_move(info) else 0, info, smash.FIELDS, action)
+    if play:
+        smash.step(board[:_SMASH_WELLS], board[_SMASH_WELLS:], info, first, second)
+
+
+@njit(cache=True)
+def _smash_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, legal: np.ndarray) -> None:
+    """As `_spring_playout`; scratch: a legal mask."""
+    if info[smash.FIELDS + 1] >= 0:
+        _smash_step(board, info, _nth_legal(legal, pcg64.bounded(rng, _smash_legal_mask(board, info, legal))))
+    smash.random_playout(board[:_SMASH_WELLS], board[_SMASH_WELLS:], info, rng)
 
 
 GAMES = {
@@ -210,17 +276,25 @@ GAMES = {
     "spring2021": TreeGame(
         SpringTag(),
         GameKernels(
-            _spring_copy,
+            _view_copy,
             _spring_mover,
             _spring_legal_mask,
             _spring_step,
             spring.returns_of,
             _spring_playout,
         ),
-        _spring_view,
+        _view(spring.from_state),
         SPRING_ACTIONS,
         2 * SPRING_SPEC.max_length + 1,
         lambda: (np.empty(DRAW_BLOCK), np.empty(SPRING_ACTIONS, dtype=np.bool_)),  # draws, legal mask
+    ),
+    "smash": TreeGame(
+        SmashTag(),
+        GameKernels(_view_copy, _smash_mover, _smash_legal_mask, _smash_step, _smash_returns, _smash_playout),
+        _view(smash.from_state),
+        SMASH_SPEC.heads["place"],
+        2 * SMASH_SPEC.max_length + 1,
+        lambda: np.empty(SMASH_SPEC.heads["place"], dtype=np.bool_),  # a legal mask
     ),
 }
 

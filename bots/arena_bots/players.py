@@ -135,8 +135,8 @@ class UctPlayer:
     bot on the same scale. `playouts_per_leaf` random games are averaged per new leaf;
     `leaves_per_round` as in `arena_bots.mcts.SearchConfig`. `core` (default:
     `core.selected_core()`, ARENA_CORE): on "compiled", the random playouts run on the game's
-    kernels (`core.on_core`) and Pente, Bobail and Spring 2021 search in `compiled_uct`; both give
-    the reference's very results (same visits, same generator draws). Elsewhere `mcts.search`.
+    kernels (`core.on_core`) and Pente, Bobail, Spring 2021 and Smash search in `compiled_uct`; both
+    give the reference's very results (same visits, same generator draws). Elsewhere `mcts.search`.
     """
 
     def __init__(

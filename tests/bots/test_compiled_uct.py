@@ -1,7 +1,7 @@
 """The compiled UCT against the reference search (`mcts.search`, rule "uct", random rollouts): the
 same visits, root value and generator draws from the same seeds, so the `uct` house bot plays the
 same games on both cores (ARENA_CORE), on the games the compiled tree searches (Pente, Bobail, and
-Spring 2021 as its sequential view)."""
+Spring 2021 and Smash as their sequential views)."""
 
 from __future__ import annotations
 
@@ -113,17 +113,28 @@ def test_bobail_searches_equal_the_reference():
     assert_same_searches(BOBAIL, states, SearchConfig(simulations=120, rule="uct", exploration=2.0), seed=6)
 
 
-def test_spring_searches_equal_the_reference():
-    """Spring 2021 searched as its sequential view: the searcher's choice waits for the other's
-    reply, a frame favours the searcher, a playout from a pending choice draws the reply first,
-    and a frame of one mover (the other waits) is one ply. Late positions end inside the tree."""
-    states = [random_state(0, 0, SPRING2021), random_state(1, 5, SPRING2021), random_state(2, 40, SPRING2021)]
-    states += [late_state(seed, plies_left, SPRING2021) for seed, plies_left in ((2, 2), (3, 5), (4, 12))]
-    assert any(len(SPRING2021.to_move(state)) == 1 for state in states)
-    assert_same_searches(
-        SPRING2021, states, SearchConfig(simulations=150, rule="uct", exploration=2.0), seed=8
-    )
-    assert_same_searches(SPRING2021, states[3:], SearchConfig(simulations=150, rule="uct", exploration=0.5))
+SEQUENTIAL_STATES = {  # positions of each simultaneous game the compiled tree searches as its view
+    "spring2021": [
+        random_state(0, 0, SPRING2021),
+        random_state(1, 5, SPRING2021),
+        random_state(2, 40, SPRING2021),
+    ]
+    + [late_state(seed, plies_left, SPRING2021) for seed, plies_left in ((2, 2), (3, 5), (4, 12))],
+    "smash": [random_state(0, 0, SMASH), random_state(1, 20, SMASH)]
+    + [late_state(seed, plies_left, SMASH) for seed, plies_left in ((2, 2), (3, 4))],
+}
+
+
+@pytest.mark.parametrize("game", SEQUENTIAL, ids=lambda game: game.name)
+def test_sequential_searches_equal_the_reference(game: Game):
+    """Spring 2021 and Smash searched as their sequential views: the searcher's choice waits for the
+    other's reply, a frame favours the searcher (Spring), a playout from a pending choice draws the
+    reply first, a frame of one mover (the other waits: Spring) is one ply; both seats search. Late
+    positions end inside the tree."""
+    states = SEQUENTIAL_STATES[game.name]
+    assert game is SMASH or any(len(game.to_move(state)) == 1 for state in states)
+    assert_same_searches(game, states, SearchConfig(simulations=150, rule="uct", exploration=2.0), seed=8)
+    assert_same_searches(game, states[3:], SearchConfig(simulations=150, rule="uct", exploration=0.5))
 
 
 @pytest.mark.parametrize(
@@ -161,14 +172,16 @@ def test_random_playouts_run_on_the_kernels_draw_for_draw(game: Game, monkeypatc
         (PENTE, [random_state(seed, 12) for seed in range(3)] + [near_full_state(3, 8)]),
         (BOBAIL, [random_state(seed, 2 * seed, BOBAIL) for seed in range(3)] + [late_state(3, 4)]),
         *[(game, [random_state(seed, 3 * seed, game) for seed in range(3)]) for game in SEQUENTIAL],
+        (make_smash(4), [random_state(seed, 3 * seed, make_smash(4)) for seed in range(3)]),
     ],
     ids=lambda value: value.name if isinstance(value, Game) else "",
 )
 def test_the_uct_bot_decides_alike_on_both_cores(
     game: Game, states: list[Any], monkeypatch: pytest.MonkeyPatch
 ):
-    """The compiled tree (Pente, Bobail, Spring) or the reference tree over the kernels' playouts
-    (Smash, searched as its `sequential` view) make the reference's decisions and draws."""
+    """The compiled tree (Pente, Bobail, Spring, Smash) or the reference tree over the kernels'
+    playouts (Smash's wells of other widths, searched as their `sequential` view) make the
+    reference's decisions and draws."""
     rows = kernel_rows(monkeypatch, game)
     decisions = []
     for core in ("reference", "compiled"):
@@ -182,8 +195,13 @@ def test_the_uct_bot_decides_alike_on_both_cores(
 
 @pytest.mark.parametrize(
     ("game", "config"),
-    [(PENTE, {"ply_cap": 14}), (BOBAIL, {"max_turns": 8}), (SPRING2021, {"MAX_ROUNDS": 2})],
-    ids=["pente", "bobail", "spring2021"],
+    [
+        (PENTE, {"ply_cap": 14}),
+        (BOBAIL, {"max_turns": 8}),
+        (SPRING2021, {"MAX_ROUNDS": 2}),
+        (SMASH, {"TURN_LIMIT": 6}),
+    ],
+    ids=["pente", "bobail", "spring2021", "smash"],
 )
 def test_whole_games_replay_the_same_on_both_cores(game: Game, config: dict):
     """Two games in lockstep, uct against uct, short by their caps (so are the rollouts)."""
