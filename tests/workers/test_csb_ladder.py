@@ -1,6 +1,6 @@
 """A Coders Strike Back ladder on a worker: a greedy DQN-style bot (Q-value heads, through its model
 host) and a sampling one play the house bots random and racer in paired games, the replays keep
-each head's Q-values, and the ratings are anchored on the house bots (their mean is 0)."""
+each head's Q-values, and the ratings are anchored on the house bots (their weighted mean is 0)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from arena_platform.store import bots as bot_store
 from arena_platform.store import pairings as store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.ratings import fit_ladder
 from arena_workers import runner
 from arena_workers.runner import WorkerContext
 
@@ -77,6 +78,10 @@ def test_network_bots_play_the_csb_house_bots_and_ratings_are_anchored(
         assert insight["heads"]["kind"] == "q"
         assert [len(insight["heads"][head]) for head in GAME.spec.heads] == [37, 52, 37, 52]
         ratings = {row.bot_id: row.rating for row in db.exec(select(Rating))}
+        fitted = fit_ladder(db, ladder_id=ladder.id)
         assert ratings.keys() == set(everyone)
-        assert ratings[house["random"]] + ratings[house["racer"]] == pytest.approx(0.0, abs=1e-6)
+        # The scale's zero: the house bots' mean, weighted as the fit weighs them.
+        weights = {bot_id: fitted[str(bot_id)].anchor_weight for bot_id in everyone}
+        assert sum(weights[bot_id] for bot_id in house.values()) == pytest.approx(1.0)
+        assert sum(weights[bot_id] * ratings[bot_id] for bot_id in everyone) == pytest.approx(0.0, abs=1e-6)
         assert ratings[house["racer"]] > ratings[house["random"]]
