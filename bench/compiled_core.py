@@ -13,10 +13,10 @@ measurements interleaved round by round so that a change in load hits every row 
         same stones: the seeded Pente openings, played as gomoku moves at the same points.
         Target: compiled >= 1x OpenSpiel.
   house the `uct` house bot's simulations/CPU-s on the other games it plays, one move per call
-        (`UctPlayer.decide` on one position of the seeded openings) on each core: Bobail's
-        search in the compiled tree, Smash's and Spring 2021's in the Python tree of their
-        sequential view with random playouts on the kernels (`core.on_core`); CSB has four
-        heads, no tree. Moves/CPU-s at the ladder's budget are simulations/CPU-s divided by it.
+        (`UctPlayer.decide` on one position of the seeded openings) on each core: on the compiled
+        core Bobail's, Smash's and Spring 2021's searches run in the compiled tree (the last two
+        as their sequential views); CSB has four heads, no tree. Moves/CPU-s at the ladder's
+        budget are simulations/CPU-s divided by it.
   step  moves/CPU-s of whole uniformly random games from the start, one game per call, the loop
         in compiled code (`kernels.playout_returns`) against OpenSpiel's C++ loop
         (`evaluate_bots` with uniform random bots). Target: >= 1x OpenSpiel.
