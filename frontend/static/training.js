@@ -120,11 +120,15 @@ function checkpointsTable(session) {
   );
 }
 
-function setBar(id, used, limit, text) {
+/** A budget's bar and its text, "used / limit unit"; past the limit (a session stops before a
+ *  generation, never inside one, so its last generation may run past it), "used unit (budget
+ *  limit, met within a generation)". */
+function setBar(id, used, limit, unit) {
   const bar = document.getElementById(`${id}-bar`);
   bar.max = limit;
   bar.value = Math.min(used, limit);
-  document.getElementById(`${id}-text`).textContent = text;
+  document.getElementById(`${id}-text`).textContent =
+    used > limit ? `${used} ${unit} (budget ${limit}, met within a generation)` : `${used} / ${limit} ${unit}`;
 }
 
 function render(session) {
@@ -135,8 +139,8 @@ function render(session) {
   const error = document.getElementById("error");
   error.hidden = !session.error;
   error.textContent = session.error ?? "";
-  setBar("games", progress.games, settings.episodes, `${progress.games} / ${settings.episodes} games`);
-  setBar("time", progress.elapsed_seconds, settings.time_limit_seconds, `${Math.round(progress.elapsed_seconds)} / ${settings.time_limit_seconds} s`);
+  setBar("games", progress.games, settings.episodes, "games");
+  setBar("time", Math.round(progress.elapsed_seconds), settings.time_limit_seconds, "s");
   document.getElementById("counters").textContent =
     `generation ${progress.generation} · ${progress.step} training steps · ${progress.positions} positions`;
   drawRatings(document.getElementById("ratings"), session);

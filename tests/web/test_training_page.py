@@ -123,6 +123,24 @@ def test_each_kit_names_its_own_losses(page, site, screenshot, game, kit, point,
     screenshot(page, f"training-losses-{kit}")
 
 
+def test_budgets_a_last_generation_ran_past_are_shown_as_met_within_it(page, site):
+    with session(site.engine) as db:
+        owner, _ = users.create_user(db, name="overshooter")
+        row = training.create_session(
+            db, owner_id=owner.id, game="bobail", kit="alphazero", bot_name="over", settings=SETTINGS
+        )
+        db.commit()
+        training.claim_session(db, session_id=row.id, owner="worker", lease_seconds=600, max_attempts=3)
+        progress = Progress(generation=3, step=30, games=128, positions=900, elapsed_seconds=612.4)
+        saved, _ = training.save_generation(
+            db, session_id=row.id, owner="worker", state_sha256="1" * 64, progress=progress
+        )
+        assert saved
+    page.goto(f"{site.url}/training/{row.id}")
+    expect(page.locator("#games-text")).to_have_text("128 games (budget 100, met within a generation)")
+    expect(page.locator("#time-text")).to_have_text("612 s (budget 600, met within a generation)")
+
+
 def test_the_leaderboard_marks_checkpoints_and_can_hide_them(page, site):
     page.goto(f"{site.url}/ladders/{site.bobail_ladder}")
     rows = page.locator("#leaderboard tbody tr")
