@@ -336,14 +336,16 @@ def supports(game: Game, config: SearchConfig, playouts_per_leaf: int, requests:
 
 def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> list[SearchResult]:
     """One UCT search per request of `game` (one of GAMES), as `mcts.search` gives it; each request's
-    generator is advanced as the reference advances it. ValueError if a request's player is not to
-    move."""
+    generator is advanced as the reference advances it. ValueError, before any draw, if a request's
+    player is not to move or its position is one the kernels' arrays cannot hold (Spring's
+    `from_state`)."""
     tree_game = GAMES[game.name]
-    results = []
-    for request in requests:
-        board, info = tree_game.from_state(request.state, request.player)
+    positions = [tree_game.from_state(request.state, request.player) for request in requests]
+    for request, (_, info) in zip(requests, positions, strict=True):
         if tree_game.kernels.mover(info) != request.player:
             raise ValueError(f"request for player {request.player}, but the position's mover differs")
+    results = []
+    for request, (board, info) in zip(requests, positions, strict=True):
         tree = _new_tree(tree_game, board, info, config.simulations + 1)
         rng = pcg64.state_of(request.rng)
         actions, visits, priors, value = uct_search(

@@ -48,8 +48,9 @@ PLAYOUT_KERNELS = {
 def on_core(game: Game, core: str) -> Game:
     """`game` as `core` plays it: on "compiled", a game with kernels (PLAYOUT_KERNELS) finishes its
     random playouts on them, except for calls the kernels cannot reproduce (a generator other than
-    PCG64, or one shared by several states), which stay on the reference; its other functions are
-    the reference's. The same game otherwise. Loads the kernels (Numba) on first use."""
+    PCG64, one shared by several states, or a state their arrays cannot hold: the kernels' playouts
+    refuse it with ValueError before drawing), which stay on the reference; its other functions
+    are the reference's. The same game otherwise. Loads the kernels (Numba) on first use."""
     family = next((name for name in PLAYOUT_KERNELS if game.name.startswith(name)), None)
     if core != "compiled" or family is None:
         return game
@@ -61,7 +62,10 @@ def on_core(game: Game, core: str) -> Game:
     def playouts(states: Sequence[Any], rngs: Sequence[np.random.Generator]) -> np.ndarray:
         distinct = len({id(rng) for rng in rngs}) == len(rngs)
         if distinct and all(pcg64.is_pcg64(rng) for rng in rngs):
-            return kernels.playouts(states, rngs)
+            try:
+                return kernels.playouts(states, rngs)
+            except ValueError:  # a state the arrays cannot hold (Spring's from_state)
+                pass
         return reference(states, rngs)
 
     return dataclasses.replace(game, playouts=playouts)

@@ -164,13 +164,18 @@ class UctPlayer:
         return [_search_decision(result, 0.0, r.rng) for result, r in zip(results, requests, strict=True)]
 
     def _compiled_search(self, game: Game, requests: Sequence[Request]) -> list[SearchResult] | None:
-        """The compiled UCT's results, or None where it cannot reproduce `search` (compiled_uct.supports).
-        Imported here: loading Numba takes about 0.3 s, which only this path needs."""
+        """The compiled UCT's results, or None where it cannot reproduce `search` (compiled_uct.supports,
+        or a request it refuses before drawing: a position the kernels cannot hold, or a player not
+        to move, which `search` reports). Imported here: loading Numba takes about 0.3 s, which only
+        this path needs."""
         from arena_bots import compiled_uct
 
         if not compiled_uct.supports(game, self.config, self.evaluator.playouts_per_leaf, requests):
             return None
-        return compiled_uct.search(game, requests, self.config)
+        try:
+            return compiled_uct.search(game, requests, self.config)
+        except ValueError:
+            return None
 
 
 class ChainPlayer:

@@ -25,6 +25,7 @@ from arena_games.pente import GAME as PENTE
 from arena_games.smash import GAME as SMASH
 from arena_games.smash import make_game as make_smash
 from arena_games.spring2021 import GAME as SPRING2021
+from arena_games.spring2021 import rules as spring_rules
 
 SEQUENTIAL = [SMASH, SPRING2021]  # the simultaneous games a tree searches (CSB has four heads: none)
 
@@ -212,6 +213,24 @@ def test_whole_games_replay_the_same_on_both_cores(game: Game, config: dict):
         results.append(play_many(game, setups))
     assert results[0] == results[1]
     assert all(result.end_reason for result in results[1])  # finished games (a cap or a win)
+
+
+def test_positions_the_kernels_cannot_hold_stay_on_the_reference():
+    """A Spring frame with a rejected command logs the referee's reason, which the arrays cannot
+    hold: the uct bot's search and its playouts keep to the reference there, with its draws."""
+    state = spring_rules.step_commands(SPRING2021.init(3, None), ["GROW 99", "WAIT"])
+    with pytest.raises(ValueError, match="no command the arrays can hold"):
+        compiled_uct.search(SPRING2021, requests_for(SPRING2021, [state], 0), SearchConfig(rule="uct"))
+    assert (
+        on_core(SPRING2021, "compiled").random_playouts([state], [np.random.default_rng(1)]).tolist()
+        == SPRING2021.random_playouts([state], [np.random.default_rng(1)]).tolist()
+    )
+    decisions = []
+    for core in ("reference", "compiled"):
+        requests = requests_for(SPRING2021, [state], 2)
+        decisions.append(UctPlayer(simulations=10, core=core).decide(SPRING2021, requests))
+        decisions.append([request.rng.bit_generator.state for request in requests])
+    assert decisions[:2] == decisions[2:]
 
 
 def test_the_compiled_search_checks_the_player_to_move():
