@@ -90,7 +90,7 @@ def _run_serve(_: argparse.Namespace) -> int:
 def _run_demo(_: argparse.Namespace) -> int:
     settings = _settings()
     count = sum(len(list((ZOO / game).glob("*.onnx"))) for game in DEMO_GAMES)
-    print(f"Arena demo: validating the zoo's {count} bots as uploads are validated, then serving", flush=True)
+    print(f"Arena demo: loading the zoo's {count} bots (each new one validated as an upload is)", flush=True)
     with services(settings) as running:
         ladders = [load_zoo_ladder(running, game) for game in DEMO_GAMES]
         running.enqueue(SCHEDULE_LADDER, *(ladder.id for ladder in ladders))  # their games in turn
