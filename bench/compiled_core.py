@@ -225,12 +225,13 @@ def core_meters(plan: Plan) -> list[Meter]:
 
 def bobail_meters(plan: Plan) -> list[Meter]:
     histories, infos = bobail_kernels.pack([BOBAIL.init(0, None)])
+    rng_of_row = np.arange(plan.games_per_call)
 
     def compiled(call: int) -> int:
         games = plan.games_per_call
         played = np.repeat(infos, games, axis=0)
         rngs = random_pcg64_states(np.random.default_rng(call), games)
-        bobail_kernels.playout_returns(np.repeat(histories, games, axis=0), played, rngs)
+        bobail_kernels.playout_returns(np.repeat(histories, games, axis=0), played, rngs, rng_of_row)
         return int(played[:, bobail_kernels.HALF_MOVES].sum())
 
     def reference(call: int) -> int:

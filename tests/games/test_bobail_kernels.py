@@ -142,6 +142,6 @@ def test_batched_playouts_return_what_one_at_a_time_returns(positions):
     starts = states[::211]
     histories, infos = kernels.pack(starts)
     words = np.stack([kernels.pcg64.state_of(np.random.default_rng(seed)) for seed in range(len(starts))])
-    batched = kernels.playout_returns(histories, infos, words)
+    batched = kernels.playout_returns(histories, infos, words, np.arange(len(starts)))
     expected = kernels.playouts(starts, [np.random.default_rng(seed) for seed in range(len(starts))])
     assert np.array_equal(batched, expected)

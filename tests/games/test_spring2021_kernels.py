@@ -210,7 +210,7 @@ def test_batched_playouts_return_what_one_at_a_time_returns(positions):
     starts = [position.state for position in positions[::211]]
     boards, infos = kernels.pack(starts)
     words = np.stack([pcg64.state_of(np.random.default_rng(seed)) for seed in range(len(starts))])
-    batched = kernels.playout_returns(boards, infos, words)
+    batched = kernels.playout_returns(boards, infos, words, np.arange(len(starts)))
     expected = kernels.playouts(starts, [np.random.default_rng(seed) for seed in range(len(starts))])
     assert np.array_equal(batched, expected)
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena_games import pcg64
+from arena_games import kernel_batches, pcg64
 from arena_games.bobail.encoding import HISTORY_BOARDS, INPUT_SHAPE, PLANES_PER_BOARD, TURN_PLANE
 from arena_games.bobail.rules import (
     BOBAIL_SHIFT,
@@ -93,13 +93,9 @@ def to_state(history: np.ndarray, info: np.ndarray) -> BobailState:
     return _settled(config, tuple(int(board) for board in history[: info[HALF_MOVES] + 1]))
 
 
-def pack(states: Sequence[BobailState]) -> tuple[np.ndarray, np.ndarray]:
+def pack(states: Sequence[BobailState]) -> tuple[np.ndarray, ...]:
     """The states as a batch: histories int64 (n, HISTORY), infos int64 (n, FIELDS)."""
-    histories = np.empty((len(states), HISTORY), dtype=np.int64)
-    infos = np.empty((len(states), FIELDS), dtype=np.int64)
-    for row, state in enumerate(states):
-        histories[row], infos[row] = from_state(state)
-    return histories, infos
+    return kernel_batches.pack_rows(states, from_state, (HISTORY, np.int64), (FIELDS, np.int64))
 
 
 @njit(cache=True)
@@ -285,13 +281,16 @@ def random_playout(history: np.ndarray, info: np.ndarray, rng: np.ndarray, legal
 
 
 @njit(cache=True)
-def playout_returns(histories: np.ndarray, infos: np.ndarray, rngs: np.ndarray) -> np.ndarray:
-    """float64 (n, 2): the returns after `random_playout` of every row (in place), row i drawing
-    from the PCG64 state rngs[i] (uint64 (n, pcg64.STATE_WORDS), advanced in place)."""
+def playout_returns(
+    histories: np.ndarray, infos: np.ndarray, rngs: np.ndarray, rng_of_row: np.ndarray
+) -> np.ndarray:
+    """float64 (n, 2): the returns after `random_playout` of every row (in place), in row order, row
+    i drawing from the PCG64 state rngs[rng_of_row[i]] (uint64 (k, pcg64.STATE_WORDS), advanced in
+    place; rows may share one)."""
     legal = np.empty(NUM_ACTIONS, dtype=np.bool_)
     results = np.zeros((infos.shape[0], 2))
     for row in range(infos.shape[0]):
-        random_playout(histories[row], infos[row], rngs[row], legal)
+        random_playout(histories[row], infos[row], rngs[rng_of_row[row]], legal)
         results[row, 0], results[row, 1] = returns_of(infos[row])
     return results
 
@@ -300,14 +299,4 @@ def playouts(states: Sequence[BobailState], rngs: Sequence[np.random.Generator])
     """`Game.random_playouts` on the compiled kernels: the same returns and the same generator
     states after, given PCG64 generators (a generator shared by several states is drawn from in
     state order, as the reference does)."""
-    if len(rngs) != len(states):
-        raise ValueError(f"playouts need one generator per state: {len(rngs)} for {len(states)}")
-    histories, infos = pack(states)
-    results = np.zeros((len(states), 2))
-    legal = np.empty(NUM_ACTIONS, dtype=np.bool_)
-    for row, rng in enumerate(rngs):
-        words = pcg64.state_of(rng)
-        random_playout(histories[row], infos[row], words, legal)
-        pcg64.restore(rng, words)
-        results[row] = returns_of(infos[row])
-    return results
+    return kernel_batches.playouts_in_state_order(states, rngs, pack, playout_returns)

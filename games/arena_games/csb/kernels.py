@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena_games import pcg64, ufunc_loops
+from arena_games import kernel_batches, pcg64, ufunc_loops
 from arena_games.csb import physics, rules
 from arena_games.csb.encoding import FEATURES, MAX_DISTANCE, MAX_SPEED
 from arena_games.csb.playouts import BLOCK
@@ -506,9 +506,4 @@ def playout_returns(
 def playouts(states: Sequence[CsbState], rngs: Sequence[np.random.Generator]) -> np.ndarray:
     """`playouts.playouts` on the compiled kernels: the same returns and generator states after, given
     distinct PCG64 generators (rows sharing one would interleave its blocks otherwise: ValueError)."""
-    if len(rngs) != len(states):
-        raise ValueError("compiled playouts need one distinct generator per state")
-    words = pcg64.states_of_distinct(rngs)
-    results = playout_returns(*pack(states), words)
-    pcg64.restore_all(rngs, words)
-    return results
+    return kernel_batches.playouts_on_distinct_generators(states, rngs, pack, playout_returns)

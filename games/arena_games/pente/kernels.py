@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena_games import pcg64
+from arena_games import kernel_batches, pcg64
 from arena_games.pente.playouts import (
     BLOCK,
     BOARD_FULL_CODE,
@@ -100,13 +100,9 @@ def to_state(board: np.ndarray, info: np.ndarray) -> PenteState:
     )
 
 
-def pack(states: Sequence[PenteState]) -> tuple[np.ndarray, np.ndarray]:
+def pack(states: Sequence[PenteState]) -> tuple[np.ndarray, ...]:
     """The states as a batch: boards int8 (n, STRIDE), infos int64 (n, FIELDS)."""
-    boards = np.empty((len(states), STRIDE), dtype=np.int8)
-    infos = np.empty((len(states), FIELDS), dtype=np.int64)
-    for row, state in enumerate(states):
-        boards[row], infos[row] = from_state(state)
-    return boards, infos
+    return kernel_batches.pack_rows(states, from_state, (STRIDE, np.int8), (FIELDS, np.int64))
 
 
 @njit(cache=True)
@@ -292,9 +288,4 @@ def playouts(states: Sequence[PenteState], rngs: Sequence[np.random.Generator]) 
     """`playouts.playouts` on the compiled kernels: the same returns and the same generator states
     after, given distinct PCG64 generators (rows sharing one generator would interleave its blocks
     differently: ValueError)."""
-    if len(rngs) != len(states):
-        raise ValueError("compiled playouts need one distinct generator per state")
-    words = pcg64.states_of_distinct(rngs)
-    results = playout_returns(*pack(states), words)
-    pcg64.restore_all(rngs, words)
-    return results
+    return kernel_batches.playouts_on_distinct_generators(states, rngs, pack, playout_returns)

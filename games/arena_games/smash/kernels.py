@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena_games import pcg64
+from arena_games import kernel_batches, pcg64
 from arena_games.smash import rules
 from arena_games.smash.encoding import MY_METER, PIECE_PLANES, THEIR_METER, WELL_PLANES
 from arena_games.smash.rules import (
@@ -107,18 +107,14 @@ def to_state(wells: np.ndarray, pairs: np.ndarray, info: np.ndarray) -> SmashSta
     )
 
 
-def pack(states: Sequence[SmashState]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pack(states: Sequence[SmashState]) -> tuple[np.ndarray, ...]:
     """The states (all of one width) as a batch: wells int8 (n, 2 * width * HEIGHT), pairs int8
     (n, 2 * MAX_PAIRS), infos int64 (n, FIELDS)."""
     width = states[0].config.width if states else rules.DEFAULT_WIDTH
     if any(state.config.width != width for state in states):
         raise ValueError("a batch holds games of one width")
-    wells = np.empty((len(states), 2 * width * HEIGHT), dtype=np.int8)
-    pairs = np.empty((len(states), 2 * MAX_PAIRS), dtype=np.int8)
-    infos = np.empty((len(states), FIELDS), dtype=np.int64)
-    for row, state in enumerate(states):
-        wells[row], pairs[row], infos[row] = from_state(state)
-    return wells, pairs, infos
+    layouts = (2 * width * HEIGHT, np.int8), (2 * MAX_PAIRS, np.int8), (FIELDS, np.int64)
+    return kernel_batches.pack_rows(states, from_state, *layouts)
 
 
 def end_reason(info: np.ndarray) -> str:
@@ -471,15 +467,4 @@ def playouts(states: Sequence[SmashState], rngs: Sequence[np.random.Generator]) 
     """`playouts.playouts` on the compiled kernels: the same returns and the same generator states
     after, given PCG64 generators (a generator shared by several states is drawn from in state
     order, as the reference does)."""
-    if len(rngs) != len(states):
-        raise ValueError(f"playouts need one generator per state: {len(rngs)} for {len(states)}")
-    generators = list({id(rng): rng for rng in rngs}.values())  # each once, in order of first use
-    slot = {id(rng): index for index, rng in enumerate(generators)}
-    rng_of_row = np.array([slot[id(rng)] for rng in rngs], dtype=np.int64)
-    words = np.zeros((len(generators), pcg64.STATE_WORDS), dtype=np.uint64)
-    for index, rng in enumerate(generators):
-        words[index] = pcg64.state_of(rng)
-    results = playout_returns(*pack(states), words, rng_of_row)
-    for rng, state in zip(generators, words, strict=True):
-        pcg64.restore(rng, state)
-    return results
+    return kernel_batches.playouts_in_state_order(states, rngs, pack, playout_returns)

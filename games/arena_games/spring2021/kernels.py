@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from arena_games import pcg64
+from arena_games import kernel_batches, pcg64
 from arena_games.spring2021.board import COORDS, NEIGHBOURS, NUM_CELLS
 from arena_games.spring2021.board import RICHNESS_BONUS as _RICHNESS_BONUS
 from arena_games.spring2021.encoding import (
@@ -179,13 +179,9 @@ def to_state(board: np.ndarray, info: np.ndarray) -> SpringState:
     )
 
 
-def pack(states: Sequence[SpringState]) -> tuple[np.ndarray, np.ndarray]:
+def pack(states: Sequence[SpringState]) -> tuple[np.ndarray, ...]:
     """The states as a batch: boards int8 (n, BOARD), infos int64 (n, FIELDS)."""
-    boards = np.empty((len(states), BOARD), dtype=np.int8)
-    infos = np.empty((len(states), FIELDS), dtype=np.int64)
-    for row, state in enumerate(states):
-        boards[row], infos[row] = from_state(state)
-    return boards, infos
+    return kernel_batches.pack_rows(states, from_state, (BOARD, np.int8), (FIELDS, np.int64))
 
 
 # --- to move, masks ------------------------------------------------------------------------------------
@@ -585,13 +581,16 @@ def random_playout(
 
 
 @njit(cache=True)
-def playout_returns(boards: np.ndarray, infos: np.ndarray, rngs: np.ndarray) -> np.ndarray:
-    """float64 (n, 2): the returns after `random_playout` of every row (in place), row i drawing
-    from the PCG64 state rngs[i] (uint64 (n, pcg64.STATE_WORDS), advanced in place)."""
+def playout_returns(
+    boards: np.ndarray, infos: np.ndarray, rngs: np.ndarray, rng_of_row: np.ndarray
+) -> np.ndarray:
+    """float64 (n, 2): the returns after `random_playout` of every row (in place), in row order, row
+    i drawing from the PCG64 state rngs[rng_of_row[i]] (uint64 (k, pcg64.STATE_WORDS), advanced in
+    place; rows may share one)."""
     draws, legal = np.empty(DRAW_BLOCK), np.empty(NUM_ACTIONS, dtype=np.bool_)
     results = np.zeros((infos.shape[0], 2))
     for row in range(infos.shape[0]):
-        random_playout(boards[row], infos[row], rngs[row], draws, legal)
+        random_playout(boards[row], infos[row], rngs[rng_of_row[row]], draws, legal)
         results[row, 0], results[row, 1] = returns_of(boards[row], infos[row])
     return results
 
@@ -600,14 +599,4 @@ def playouts(states: Sequence[SpringState], rngs: Sequence[np.random.Generator])
     """`playouts.playouts` on the compiled kernels: the same returns and the same generator states
     after, given PCG64 generators (a generator shared by several states is drawn from in state
     order, as the reference does)."""
-    if len(rngs) != len(states):
-        raise ValueError(f"playouts need one generator per state: {len(rngs)} for {len(states)}")
-    boards, infos = pack(states)
-    results = np.zeros((len(states), 2))
-    draws, legal = np.empty(DRAW_BLOCK), np.empty(NUM_ACTIONS, dtype=np.bool_)
-    for row, rng in enumerate(rngs):
-        words = pcg64.state_of(rng)
-        random_playout(boards[row], infos[row], words, draws, legal)
-        pcg64.restore(rng, words)
-        results[row] = returns_of(boards[row], infos[row])
-    return results
+    return kernel_batches.playouts_in_state_order(states, rngs, pack, playout_returns)
