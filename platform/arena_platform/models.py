@@ -107,8 +107,11 @@ class Pairing(SQLModel, table=True):
     `max_attempts` failures were its own (store.pairings).
     """
 
-    # the leaderboard's progress counts a ladder's pairings by state
-    __table_args__ = (Index("ix_pairing_ladder_id_status", "ladder_id", "status"),)
+    # the leaderboard's progress counts a ladder's pairings by state, its pace those finished lately
+    __table_args__ = (
+        Index("ix_pairing_ladder_id_status", "ladder_id", "status"),
+        Index("ix_pairing_ladder_id_finished_at", "ladder_id", "finished_at"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     ladder_id: int = Field(foreign_key="ladder.id")  # indexed first in (ladder_id, status)

@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, TrainingSession, User
+from arena_platform.store.bookings import bot_queue
 from arena_platform.store.ladders import house_bots
 from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView, sprt_test
 from arena_platform.store.sprt_tests import (
@@ -161,8 +162,8 @@ def list_bots(
 
 
 def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
-    """The bot with its manifest, validation report, current rating and SPRT (where it is a new
-    version); None when unknown."""
+    """The bot with its manifest, validation report, current rating, SPRT (where it is a new
+    version) and what is booked for it; None when unknown."""
     row = session.exec(
         _bot_query()
         .add_columns(Rating)
@@ -178,6 +179,7 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
         report=bot.report,
         rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
         sprt=sprt_test(session, bot_id=bot_id),
+        queue=bot_queue(session, bot=bot, ladder=ladder),
     )
 
 

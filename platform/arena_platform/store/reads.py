@@ -111,11 +111,46 @@ class SprtView(BaseModel):
     nelo: float | None
 
 
+class LadderPace(BaseModel):
+    """How fast a ladder's pairings finish lately: `finished` pairings (done or failed) over the last
+    `minutes` (store.bookings.PACE_WINDOW, or the ladder's age when younger, at least a minute);
+    `per_minute` is their ratio (0: none finished)."""
+
+    finished: int
+    minutes: float
+    per_minute: float
+
+
+class BookedPairing(BaseModel):
+    """One of a bot's pairings that a worker is playing (running) or is yet to take (queued)."""
+
+    id: int
+    opponent: BotRef
+    status: Literal["queued", "running"]
+    booked_at: UtcDatetime
+
+
+class BotQueue(BaseModel):
+    """What is booked for a bot and when it plays (store.bookings): its pairings being played and
+    waiting, the first few listed (running first, then queued in queue order); `ahead`: how many
+    pairings of its ladder a worker takes before its next queued one (None: none is queued);
+    `starts_in_minutes`: when that one is expected to start, `ahead` over the ladder's pace (None:
+    none is queued, or no pairing of the ladder finished lately)."""
+
+    running: int
+    queued: int
+    booked: list[BookedPairing]
+    ahead: int | None
+    starts_in_minutes: float | None
+    pace: LadderPace
+
+
 class BotDetail(BotSummary):
     manifest: dict[str, Any]
     report: dict[str, Any]  # the validation report of the upload ({} for house bots)
     rating: RatingView | None
     sprt: SprtView | None = None  # the test where this bot is the new version, if any
+    queue: BotQueue
 
 
 class LeaderboardEntry(BaseModel):

@@ -13,8 +13,8 @@ from arena_platform.api.cache import Body
 from arena_platform.api.deps import LadderId, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import documented, not_found
 from arena_platform.db import session as open_session
-from arena_platform.store import ladders, reads
-from arena_platform.store.reads import LeaderboardEntry, PairingProgress, UtcDatetime
+from arena_platform.store import bookings, ladders, reads
+from arena_platform.store.reads import LadderPace, LeaderboardEntry, PairingProgress, UtcDatetime
 
 router = APIRouter(prefix="/ladders", tags=["ladders"])
 
@@ -31,6 +31,7 @@ class LadderOut(BaseModel):
 class Leaderboard(BaseModel):
     ladder: LadderOut
     progress: PairingProgress  # pairings by state
+    pace: LadderPace  # pairings finished per minute lately: the time left is what is in flight over it
     entries: list[LeaderboardEntry]  # best first; unrated bots last
 
 
@@ -79,6 +80,7 @@ def leaderboard_document(ladder_id: int, session: Session) -> bytes:
     document = {  # Leaderboard's fields, in its order
         "ladder": LadderOut.model_validate(ladder, from_attributes=True),
         "progress": reads.pairing_progress(session, ladder_id=ladder_id),
+        "pace": bookings.ladder_pace(session, ladder=ladder),
         "entries": reads.leaderboard_entries(session, ladder_id=ladder_id),
     }
     return to_json(document)

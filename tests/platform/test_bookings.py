@@ -1,0 +1,67 @@
+"""Where a bot stands in its ladder's queue (GET /bots/{id}'s `queue`), the ladder's measured pace
+(the leaderboard's `pace`), and GET /me/bots: the caller's bots with their state (issue 25)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import Engine
+
+from arena_platform.db import session
+from arena_platform.models import Ladder, Pairing, utc_now
+
+
+@pytest.fixture
+def paced(engine: Engine, seeded):
+    """The seeded ladder an hour old, with 3 pairings finished 2 minutes ago and one 30 minutes ago
+    (outside the pace's window), and two queued beta-random pairings booked after alpha's."""
+    now = utc_now()
+    with session(engine) as db:
+        ladder = db.get(Ladder, seeded.ladder_id)
+        ladder.created_at = now - timedelta(hours=1)
+        db.add(ladder)
+        for minutes in (2, 2, 2, 30):
+            db.add(
+                Pairing(
+                    ladder_id=seeded.ladder_id,
+                    bot_a_id=seeded.beta,
+                    bot_b_id=seeded.uct,
+                    seed=0,
+                    status="done",
+                    finished_at=now - timedelta(minutes=minutes),
+                )
+            )
+        for _ in range(2):
+            db.add(Pairing(ladder_id=seeded.ladder_id, bot_a_id=seeded.random, bot_b_id=seeded.beta, seed=0))
+        db.commit()
+    return seeded
+
+
+def test_the_leaderboard_gives_the_ladders_pace_over_the_last_ten_minutes(client, paced):
+    board = client.get(f"/api/v1/ladders/{paced.ladder_id}/leaderboard").json()
+    assert board["pace"] == {"finished": 3, "minutes": 10.0, "per_minute": 0.3}
+
+
+def test_a_bot_says_what_is_booked_for_it_and_when_it_plays(client, paced):
+    alpha = client.get(f"/api/v1/bots/{paced.alpha}").json()["queue"]
+    assert (alpha["running"], alpha["queued"], alpha["ahead"]) == (1, 2, 0)  # its queued ones came first
+    assert [(booked["status"], booked["opponent"]["name"]) for booked in alpha["booked"]] == [
+        ("running", "uct"), ("queued", "uct"), ("queued", "uct"),
+    ]  # fmt: skip
+    assert alpha["starts_in_minutes"] == 0
+    beta = client.get(f"/api/v1/bots/{paced.beta}").json()["queue"]
+    assert (beta["running"], beta["queued"], beta["ahead"]) == (0, 2, 2)  # alpha's two go first
+    assert [booked["opponent"]["name"] for booked in beta["booked"]] == ["random", "random"]
+    assert beta["starts_in_minutes"] == pytest.approx(2 / 0.3)
+    assert beta["pace"] == {"finished": 3, "minutes": 10.0, "per_minute": 0.3}
+    house = client.get(f"/api/v1/bots/{paced.random}").json()["queue"]
+    assert (house["queued"], house["ahead"]) == (2, 2)
+
+
+def test_a_bot_with_nothing_booked_or_a_ladder_without_pace_has_no_estimate(client, seeded):
+    alpha = client.get(f"/api/v1/bots/{seeded.alpha}").json()["queue"]
+    assert alpha["pace"] == {"finished": 0, "minutes": 1.0, "per_minute": 0.0}  # a new ladder: a minute
+    assert (alpha["ahead"], alpha["starts_in_minutes"]) == (0, None)
+    beta = client.get(f"/api/v1/bots/{seeded.beta}").json()["queue"]
+    assert beta == {**beta, "running": 0, "queued": 0, "booked": [], "ahead": None, "starts_in_minutes": None}
