@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bobail_positions import NO_PAWN_MOVE_LINE, cramped_game, play
+from kernel_checks import add_random_games, assert_playouts_draw_for_draw
 
 from arena_bots.match import Request
 from arena_bots.players import SamplePlayer
@@ -54,16 +55,9 @@ def random_positions(count: int) -> tuple[list[rules.BobailState], list[int]]:
     zoo_states, zoo_actions = zoo_positions(ZOO_GAMES)
     states += zoo_states
     actions += zoo_actions
-    rng = np.random.default_rng(2024)
-    seed = 0
-    while len(states) < count:
-        state = rules.init(seed, CONFIGS[seed % len(CONFIGS)])
-        seed += 1
-        while not state.ending:
-            action = int(rng.choice(state.legal_actions))
-            states.append(state)
-            actions.append(action)
-            state = rules.step(state, [(action,)])
+    add_random_games(
+        GAME, lambda seed: rules.init(seed, CONFIGS[seed % len(CONFIGS)]), count, states, actions
+    )
     return states, actions
 
 
@@ -125,16 +119,9 @@ def test_encodings_equal_the_reference_for_both_players(positions):
 def test_playouts_equal_the_reference_playouts_draw_for_draw(positions):
     states, _ = positions
     starts = [rules.init(0, config) for config in CONFIGS] + states[::53]
-    shared = np.random.default_rng(99)  # two states drawing from one generator, in state order
-    reference_rngs = [np.random.default_rng(seed) for seed in range(len(starts))] + [shared, shared]
-    compiled_rngs = [np.random.default_rng(seed) for seed in range(len(starts))] + [
-        np.random.default_rng(99)
-    ] * 2
+    seeds = [*range(len(starts)), 99, 99]  # the last two states draw from one generator, in state order
     starts += starts[:2]
-    expected = GAME.random_playouts(starts, reference_rngs)
-    assert np.array_equal(kernels.playouts(starts, compiled_rngs), expected)
-    for reference, compiled in zip(reference_rngs, compiled_rngs, strict=True):
-        assert compiled.bit_generator.state == reference.bit_generator.state
+    assert_playouts_draw_for_draw(kernels.playouts, GAME.random_playouts, starts, seeds)
 
 
 def test_batched_playouts_return_what_one_at_a_time_returns(positions):

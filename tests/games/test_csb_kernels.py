@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from kernel_checks import assert_playouts_draw_for_draw, assert_refuses_a_shared_generator
 
 from arena_bots.match import Request
 from arena_bots.players import GreedyPlayer
@@ -140,18 +141,11 @@ def test_encodings_equal_the_reference_for_both_players(positions):
 
 def test_playouts_equal_the_numpy_playouts_draw_for_draw(positions):
     starts = [rules.init(seed, {"laps": 1}) for seed in range(4)] + positions.states[::211]
-    reference_rngs = [np.random.default_rng(seed) for seed in range(len(starts))]
-    compiled_rngs = [np.random.default_rng(seed) for seed in range(len(starts))]
-    expected = playouts.playouts(starts, reference_rngs)
-    assert np.array_equal(kernels.playouts(starts, compiled_rngs), expected)
-    for reference, compiled in zip(reference_rngs, compiled_rngs, strict=True):
-        assert compiled.bit_generator.state == reference.bit_generator.state
+    assert_playouts_draw_for_draw(kernels.playouts, playouts.playouts, starts, range(len(starts)))
 
 
 def test_compiled_playouts_refuse_a_shared_generator():
-    rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="distinct generator"):
-        kernels.playouts([rules.init(0)] * 2, [rng, rng])
+    assert_refuses_a_shared_generator(kernels.playouts, rules.init(0))
 
 
 def test_numpys_arctan2_loop_is_numpys_arctan2():

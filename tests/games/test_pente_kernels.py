@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_checks import add_random_games, assert_playouts_draw_for_draw, assert_refuses_a_shared_generator
 from pente_positions import last_empty_point_state, near_full_state
 
 from arena_games import pcg64
-from arena_games.pente import kernels, playouts, rules
+from arena_games.pente import GAME, kernels, playouts, rules
 from arena_games.pente.tables import NUM_POINTS
 
 CONFIGS = ({}, {"first_move_center": False, "tournament_rule": False}, {"ply_cap": 40})
@@ -22,18 +23,14 @@ POSITIONS = 10_000
 def random_positions(count: int) -> tuple[list[rules.PenteState], list[int]]:
     """At least `count` running positions of uniformly random games by the reference rules, and the
     move played from each: games from the start under CONFIGS, and from near-full boards."""
-    rng = np.random.default_rng(2024)
     states, moves = [last_empty_point_state()], [0]
-    seed = 0
-    while len(states) < count:
-        state = near_full_state(seed, 4 + seed % 20) if seed % 4 == 3 else rules.init(seed, CONFIGS[seed % 4])
-        seed += 1
-        while not state.end:
-            move = int(rng.choice(np.flatnonzero(rules.legal_masks(state, state.ply % 2)[0])))
-            states.append(state)
-            moves.append(move)
-            state = rules.step(state, [(move,)])
+    add_random_games(GAME, first_state, count, states, moves)
     return states, moves
+
+
+def first_state(seed: int) -> rules.PenteState:
+    """Game `seed`'s start: a near-full board for every fourth, else a new game under CONFIGS."""
+    return near_full_state(seed, 4 + seed % 20) if seed % 4 == 3 else rules.init(seed, CONFIGS[seed % 4])
 
 
 @pytest.fixture(scope="module")
@@ -83,18 +80,11 @@ def test_finished_games_have_no_legal_move_and_keep_their_returns():
 def test_playouts_equal_the_numpy_playouts_draw_for_draw(positions):
     states, _ = positions
     starts = [rules.init(0, config) for config in CONFIGS] + states[::97] + [near_full_state(5, 12)]
-    reference_rngs = [np.random.default_rng(seed) for seed in range(len(starts))]
-    compiled_rngs = [np.random.default_rng(seed) for seed in range(len(starts))]
-    expected = playouts.playouts(starts, reference_rngs)
-    assert np.array_equal(kernels.playouts(starts, compiled_rngs), expected)
-    for reference, compiled in zip(reference_rngs, compiled_rngs, strict=True):
-        assert compiled.bit_generator.state == reference.bit_generator.state
+    assert_playouts_draw_for_draw(kernels.playouts, playouts.playouts, starts, range(len(starts)))
 
 
 def test_compiled_playouts_refuse_a_shared_generator():
-    rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="distinct generator"):
-        kernels.playouts([rules.init()] * 2, [rng, rng])
+    assert_refuses_a_shared_generator(kernels.playouts, rules.init())
 
 
 def test_pcg64_draws_are_numpys():

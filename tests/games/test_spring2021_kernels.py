@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kernel_checks import assert_playouts_draw_for_draw
 
 from arena_bots.match import Request
 from arena_bots.players import SamplePlayer
@@ -196,14 +197,8 @@ def test_encodings_equal_the_reference_for_both_players(positions):
 def test_playouts_equal_the_reference_playouts_draw_for_draw(positions):
     starts = [rules.init(0, config) for config in CONFIGS] + [p.state for p in positions[::97]]
     starts += starts[:2]  # the last two share one generator, drawn from in state order
-    reference_rngs = [np.random.default_rng(seed) for seed in range(len(starts) - 2)]
-    compiled_rngs = [np.random.default_rng(seed) for seed in range(len(starts) - 2)]
-    reference_rngs += [np.random.default_rng(99)] * 2
-    compiled_rngs += [np.random.default_rng(99)] * 2
-    expected = playouts.playouts(starts, reference_rngs)
-    assert np.array_equal(kernels.playouts(starts, compiled_rngs), expected)
-    for reference, compiled in zip(reference_rngs, compiled_rngs, strict=True):
-        assert compiled.bit_generator.state == reference.bit_generator.state
+    seeds = [*range(len(starts) - 2), 99, 99]
+    assert_playouts_draw_for_draw(kernels.playouts, playouts.playouts, starts, seeds)
 
 
 def test_batched_playouts_return_what_one_at_a_time_returns(positions):
