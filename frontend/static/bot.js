@@ -1,8 +1,9 @@
-// A bot's page: its rating history (the estimate after each refit inside its 95% band), its
-// record against each opponent, its recent games, and for a new version its SPRT against the
-// previous one, refreshed while it runs; and the form that starts a game against it.
+// A bot's page: what is booked for it and when it plays (refreshed), its rating history (the
+// estimate after each refit inside its 95% band), its record against each opponent, its recent
+// games, and for a new version its SPRT against the previous one, refreshed while it runs; and
+// the form that starts a game against it.
 
-import { h, svg, pageData, botLink, percent, signed, getJson, shortTime, ReadableError } from "./dom.js";
+import { h, svg, pageData, botLink, percent, signed, getJson, shortTime, duration, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 import { gamesTable } from "./gametable.js";
 import { startGame } from "./playstart.js";
@@ -186,6 +187,78 @@ async function pollSprt() {
 if (data.bot.sprt) {
   drawSprt(data.bot.sprt);
   if (data.bot.sprt.status === "running") setTimeout(pollSprt, SPRT_POLL_MS);
+}
+
+// ---- the queue: what is booked for the bot and when it plays (BotDetail.queue) -------------------
+
+const QUEUE_POLL_MS = 5000;
+const QUEUE_STATES = { running: "playing now", queued: "waiting" };
+
+/** When the bot's next queued pairing starts: its place in the ladder's queue and, at the ladder's
+ *  pace (pairings finished per minute lately), in minutes. */
+function nextStart(queue) {
+  const { pace, ahead } = queue;
+  const place = ahead === 0 ? "Its next pairing is first in the ladder's queue" : `${ahead} pairing${ahead === 1 ? " of the ladder is" : "s of the ladder are"} ahead of its next one`;
+  if (queue.starts_in_minutes === null) return `${place}; no estimate of when: no pairing of this ladder finished in the last ${Math.round(pace.minutes)} min`;
+  const when = ahead === 0 ? "it starts when a worker is free" : `it should start in ${duration(queue.starts_in_minutes)}`;
+  return `${place}: ${when} (the ladder plays ${pace.per_minute.toFixed(1)} pairings/min)`;
+}
+
+function bookedTable(booked) {
+  return h(
+    "table",
+    { class: "data compact booked" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Pairing"), h("th", { scope: "col" }, "Opponent"), h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "Booked"))),
+    h(
+      "tbody",
+      {},
+      booked.map((pairing) =>
+        h(
+          "tr",
+          { "data-pairing-id": pairing.id, "data-status": pairing.status },
+          h("td", {}, `#${pairing.id}`),
+          h("td", {}, botLink(pairing.opponent)),
+          h("td", {}, QUEUE_STATES[pairing.status]),
+          h("td", {}, shortTime(pairing.booked_at)),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The queue's summary, the next pairing's place and expected start, and the booked pairings. */
+function queueView(queue) {
+  if (!queue.running && !queue.queued) {
+    return [h("p", { class: "muted queue-summary" }, "Nothing is booked for it right now: the ladder's scheduler books its next pairings in a coming round.")];
+  }
+  const counts = [queue.running && `${queue.running} playing now`, queue.queued && `${queue.queued} waiting`].filter(Boolean).join(", ");
+  const listed = queue.booked.length < queue.running + queue.queued ? ` (the first ${queue.booked.length} below)` : "";
+  return [
+    h("p", { class: "queue-summary" }, `Pairings booked: ${counts}${listed}.`),
+    queue.ahead !== null && h("p", { class: "queue-next", "data-ahead": queue.ahead }, `${nextStart(queue)}.`),
+    bookedTable(queue.booked),
+  ];
+}
+
+/** Redraws the queue every QUEUE_POLL_MS (not while the tab is hidden) from GET /api/v1/bots/{id}. */
+async function pollQueue() {
+  if (!document.hidden) {
+    try {
+      drawQueue((await getJson(`/api/v1/bots/${data.bot.id}`)).queue);
+    } catch (error) {
+      if (!(error instanceof ReadableError)) console.error(error); // a bug of this page
+    }
+  }
+  setTimeout(pollQueue, QUEUE_POLL_MS);
+}
+
+function drawQueue(queue) {
+  document.getElementById("queue").replaceChildren(...queueView(queue).filter(Boolean));
+}
+
+if (document.getElementById("queue")) {
+  drawQueue(data.bot.queue);
+  setTimeout(pollQueue, QUEUE_POLL_MS);
 }
 
 // ---- games against people: the latest, and the form that starts one ----------------------------

@@ -103,3 +103,9 @@ export function signed(value, digits = 0) {
   const text = Math.abs(value).toFixed(digits);
   return value > 0 ? `+${text}` : value < 0 ? `−${text}` : text;
 }
+
+/** A span of `minutes` in words: "under a minute", "about 7 min", "about 2.5 h". */
+export function duration(minutes) {
+  if (minutes < 1) return "under a minute";
+  return minutes < 90 ? `about ${Math.round(minutes)} min` : `about ${(minutes / 60).toFixed(1)} h`;
+}

@@ -1,13 +1,13 @@
 // The leaderboard: sortable rows with each rating's 95% interval drawn as a bar on one shared
 // scale, house bots and provisional ratings marked, and live updates: the page polls the API's
 // leaderboard every `poll_ms` and redraws the rows in place, without reloading. The progress
-// line counts pairings by state and estimates the time left from the completion rate seen here.
+// line counts pairings by state and estimates the time left at the ladder's pace (the pairings
+// it finished per minute lately, measured by the server: a figure from the first view).
 // Training sessions' checkpoints carry a badge and can be hidden (the "hide checkpoints" box).
 
-import { h, svg, getJson, pageData, ReadableError } from "./dom.js";
+import { h, svg, getJson, pageData, duration, ReadableError } from "./dom.js";
 import { padded } from "./plot.js";
 
-const RATE_WINDOW_MS = 5 * 60 * 1000; // the completion rate is measured over the last five minutes
 const BAR = { width: 200, height: 18 }; // the interval bar's viewBox; it stretches to its cell
 
 // How each sortable column orders its rows; `descending` is the first click's direction.
@@ -30,12 +30,7 @@ const state = {
   trend: new Map(), // bot id -> rating change since the page was opened
   opened: new Map(data.leaderboard.entries.map((entry) => [entry.bot_id, entry.rating])),
   changed: new Set(), // bot ids whose row changed in the latest poll
-  samples: [{ time: Date.now(), finished: finished(data.leaderboard.progress) }],
 };
-
-function finished(progress) {
-  return progress.done + progress.failed;
-}
 
 function sortedEntries() {
   const { key, descending } = state.sort;
@@ -128,15 +123,11 @@ function renderRows() {
   }
 }
 
-/** The time left for `remaining` pairings at the completion rate of the samples (last five minutes). */
-function timeLeft(remaining) {
-  const first = state.samples[0];
-  const last = state.samples[state.samples.length - 1];
-  const perMinute = ((last.finished - first.finished) / (last.time - first.time)) * 60_000;
-  if (!(perMinute > 0)) return "time left: measuring the completion rate…";
-  const minutes = remaining / perMinute;
-  const left = minutes < 1 ? "under a minute" : minutes < 90 ? `about ${Math.round(minutes)} min` : `about ${(minutes / 60).toFixed(1)} h`;
-  return `${left} left at ${perMinute.toFixed(1)} pairings/min`;
+/** The time left for `remaining` pairings at the ladder's pace (LadderPace: finished per minute lately). */
+function timeLeft(remaining, pace) {
+  const span = `${Math.round(pace.minutes)} min`;
+  if (!pace.finished) return `time left unknown: no pairing finished in the last ${span}`;
+  return `${duration(remaining / pace.per_minute)} left at ${pace.per_minute.toFixed(1)} pairings/min (last ${span})`;
 }
 
 function renderProgress() {
@@ -151,7 +142,7 @@ function renderProgress() {
   line.replaceChildren(
     h("progress", { max: total, value: done + failed, "aria-label": "pairings played" }),
     h("span", { class: "counts" }, h("strong", {}, done), " done · ", h("strong", {}, running), " running · ", h("strong", {}, queued), " queued", failed ? [" · ", h("strong", {}, failed), " failed"] : null),
-    h("span", { class: "eta" }, remaining ? timeLeft(remaining) : "all scheduled pairings are played"),
+    h("span", { class: "eta" }, remaining ? timeLeft(remaining, state.board.pace) : "all scheduled pairings are played"),
   );
 }
 
@@ -169,8 +160,6 @@ function absorb(board) {
     if (!state.opened.has(entry.bot_id)) state.opened.set(entry.bot_id, entry.rating);
   }
   state.board = board;
-  const now = Date.now();
-  state.samples = [...state.samples.filter((sample) => now - sample.time <= RATE_WINDOW_MS), { time: now, finished: finished(board.progress) }];
 }
 
 async function poll() {
