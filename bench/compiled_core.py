@@ -223,25 +223,40 @@ def core_meters(plan: Plan) -> list[Meter]:
     return bobail_meters(plan) + csb_meters(plan) + smash_meters(plan) + spring2021_meters(plan)
 
 
-def bobail_meters(plan: Plan) -> list[Meter]:
-    histories, infos = bobail_kernels.pack([BOBAIL.init(0, None)])
-    rng_of_row = np.arange(plan.games_per_call)
+def step_loop_meters(
+    plan: Plan,
+    game: str,
+    unit: str,
+    compiled_games: Callable[[np.ndarray], int],
+    reference_game: Callable[[int, np.random.Generator], int],
+) -> list[Meter]:
+    """A game's step loop on each core: `compiled_games(rngs)` plays plan.games_per_call games on the
+    kernels, row i drawing from the random PCG64 state rngs[i]; `reference_game(game, rng)` plays
+    game number `game` on the reference core (plan.reference_games a call). Each returns its work."""
 
     def compiled(call: int) -> int:
-        games = plan.games_per_call
-        played = np.repeat(infos, games, axis=0)
-        rngs = random_pcg64_states(np.random.default_rng(call), games)
-        bobail_kernels.playout_returns(np.repeat(histories, games, axis=0), played, rngs, rng_of_row)
-        return int(played[:, bobail_kernels.HALF_MOVES].sum())
+        return compiled_games(random_pcg64_states(np.random.default_rng(call), plan.games_per_call))
 
     def reference(call: int) -> int:
         games = range(plan.reference_games)
-        return sum(bobail_stepped(np.random.default_rng((call, game))) for game in games)
+        return sum(reference_game(game, np.random.default_rng((call, game))) for game in games)
 
     return [
-        Meter("step, Bobail, compiled core", "half-moves", compiled),
-        Meter("step, Bobail, reference core", "half-moves", reference),
+        Meter(f"step, {game}, compiled core", unit, compiled),
+        Meter(f"step, {game}, reference core", unit, reference),
     ]
+
+
+def bobail_meters(plan: Plan) -> list[Meter]:
+    histories, infos = bobail_kernels.pack([BOBAIL.init(0, None)] * plan.games_per_call)
+    rng_of_row = np.arange(plan.games_per_call)
+
+    def compiled(rngs: np.ndarray) -> int:
+        played = infos.copy()
+        bobail_kernels.playout_returns(histories.copy(), played, rngs, rng_of_row)
+        return int(played[:, bobail_kernels.HALF_MOVES].sum())
+
+    return step_loop_meters(plan, "Bobail", "half-moves", compiled, lambda _, rng: bobail_stepped(rng))
 
 
 def turns_stepped(game: Game, seed: int, rng: np.random.Generator) -> int:
@@ -256,40 +271,26 @@ def turns_stepped(game: Game, seed: int, rng: np.random.Generator) -> int:
 def csb_meters(plan: Plan) -> list[Meter]:
     starts = csb_kernels.pack([CSB.init(seed, None) for seed in range(plan.games_per_call)])
 
-    def compiled(call: int) -> int:
+    def compiled(rngs: np.ndarray) -> int:
         motions, checkpoints, infos = (array.copy() for array in starts)
-        rngs = random_pcg64_states(np.random.default_rng(call), plan.games_per_call)
         csb_kernels.playout_returns(motions, checkpoints, infos, rngs)
         return int(infos[:, csb_kernels.TURN].sum())
 
-    def reference(call: int) -> int:
-        races = range(plan.reference_games)
-        return sum(turns_stepped(CSB, race, np.random.default_rng((call, race))) for race in races)
-
-    return [
-        Meter("step, CSB, compiled core", "turns", compiled),
-        Meter("step, CSB, reference core", "turns", reference),
-    ]
+    return step_loop_meters(plan, "CSB", "turns", compiled, lambda race, rng: turns_stepped(CSB, race, rng))
 
 
 def smash_meters(plan: Plan) -> list[Meter]:
     starts = smash_kernels.pack([SMASH.init(seed, None) for seed in range(plan.games_per_call)])
     rng_of_row = np.arange(plan.games_per_call)
 
-    def compiled(call: int) -> int:
+    def compiled(rngs: np.ndarray) -> int:
         wells, pairs, infos = (array.copy() for array in starts)
-        rngs = random_pcg64_states(np.random.default_rng(call), plan.games_per_call)
         smash_kernels.playout_returns(wells, pairs, infos, rngs, rng_of_row)
         return int(infos[:, smash_kernels.TURN].sum())
 
-    def reference(call: int) -> int:
-        games = range(plan.reference_games)
-        return sum(turns_stepped(SMASH, game, np.random.default_rng((call, game))) for game in games)
-
-    return [
-        Meter("step, Smash, compiled core", "turns", compiled),
-        Meter("step, Smash, reference core", "turns", reference),
-    ]
+    return step_loop_meters(
+        plan, "Smash", "turns", compiled, lambda game, rng: turns_stepped(SMASH, game, rng)
+    )
 
 
 def spring2021_meters(plan: Plan) -> list[Meter]:
@@ -298,23 +299,18 @@ def spring2021_meters(plan: Plan) -> list[Meter]:
     draws = np.empty(spring2021_kernels.DRAW_BLOCK)
     legal = np.empty(spring2021_kernels.NUM_ACTIONS, dtype=np.bool_)
 
-    def compiled(call: int) -> int:
+    def compiled(rngs: np.ndarray) -> int:
         played_boards, played_infos = boards.copy(), infos.copy()
-        rngs = random_pcg64_states(np.random.default_rng(call), plan.games_per_call)
         playout = spring2021_kernels.random_playout
         return sum(
             playout(played_boards[row], played_infos[row], rngs[row], draws, legal)
             for row in range(len(starts))
         )
 
-    def reference(call: int) -> int:
-        games = range(plan.reference_games)
-        return sum(spring2021_stepped(starts[game], np.random.default_rng((call, game))) for game in games)
+    def reference(game: int, rng: np.random.Generator) -> int:
+        return spring2021_stepped(starts[game], rng)
 
-    return [
-        Meter("step, Spring 2021, compiled core", "frames", compiled),
-        Meter("step, Spring 2021, reference core", "frames", reference),
-    ]
+    return step_loop_meters(plan, "Spring 2021", "frames", compiled, reference)
 
 
 def measure(plan: Plan) -> tuple[list[Meter], list[Meter], list[Meter], list[Meter]]:
