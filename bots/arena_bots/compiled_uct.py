@@ -301,20 +301,25 @@ GAMES = {
 _KERNELS = {type(game.tag): game.kernels for game in GAMES.values()}
 
 
-def _kernel(operation: str) -> Callable:
-    """`call(tag, *args)`, for compiled code only: the `operation` kernel (a GameKernels field) of
-    the game whose tag it is given, bound when Numba compiles the caller. (A kernel passed as an
-    argument would be typed by its dispatcher object, new in every process: no cache hit ever.)"""
+def by_tag(kernel_of: Callable[[type], Callable]) -> Callable:
+    """`call(tag, *args)`, for compiled code only: the kernel `kernel_of(type(tag))` of the game whose
+    tag it is given, bound when Numba compiles the caller. (A kernel passed as an argument would be
+    typed by its dispatcher object, new in every process: no cache hit ever.)"""
 
     def call(tag: tuple, *args: Any) -> Any:
         raise TypeError("a game's kernel is called through its tag from compiled code only")
 
     @overload(call)
     def _bind(tag, *args):  # unannotated: Numba checks it against the implementation, name by name
-        kernel = getattr(_KERNELS[tag.instance_class], operation)
+        kernel = kernel_of(tag.instance_class)
         return lambda tag, *args: kernel(*args)
 
     return call
+
+
+def _kernel(operation: str) -> Callable:
+    """`call(tag, *args)`: the `operation` kernel (a GameKernels field) of the tag's game (by_tag)."""
+    return by_tag(lambda tag_class: getattr(_KERNELS[tag_class], operation))
 
 
 _copy, _mover, _legal_mask, _step, _returns_of, _random_playout = map(_kernel, GameKernels._fields)
@@ -393,10 +398,12 @@ class _Tree(NamedTuple):
     path_edges: np.ndarray  # int64 (max depth,): ... and the edges chosen at them
 
 
-def _new_tree(game: TreeGame, board: np.ndarray, info: np.ndarray, nodes: int) -> _Tree:
-    """Room for `nodes` nodes of the game whose positions look like (board, info)."""
-    edges, actions = nodes * game.actions, game.actions
-    return _Tree(
+def node_and_edge_arrays(game: TreeGame, board: np.ndarray, info: np.ndarray, nodes: int) -> tuple:
+    """The first fields of a compiled tree (this module's _Tree, compiled_puct's _Forest), from
+    `sizes` to `edge_child`: room for `nodes` nodes of the game whose positions look like (board,
+    info), and for all their legal actions as edges."""
+    edges = nodes * game.actions
+    return (
         np.zeros(2, dtype=np.int64),
         np.empty((nodes, board.size), dtype=board.dtype),
         np.empty((nodes, info.size), dtype=np.int64),
@@ -411,6 +418,14 @@ def _new_tree(game: TreeGame, board: np.ndarray, info: np.ndarray, nodes: int) -
         np.empty(edges, dtype=np.float32),
         np.empty(edges, dtype=np.float32),
         np.empty(edges, dtype=np.int32),
+    )
+
+
+def _new_tree(game: TreeGame, board: np.ndarray, info: np.ndarray, nodes: int) -> _Tree:
+    """Room for `nodes` nodes of the game whose positions look like (board, info)."""
+    actions = game.actions
+    return _Tree(
+        *node_and_edge_arrays(game, board, info, nodes),
         np.empty(actions, dtype=np.bool_),
         np.empty(actions),
         np.empty(actions, dtype=np.int64),

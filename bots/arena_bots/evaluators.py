@@ -147,10 +147,16 @@ class NetworkEvaluator:
         legal: np.ndarray | None = None,
         rngs: Sequence[np.random.Generator] | None = None,
     ) -> Evaluation:
-        count = len(states)
         if legal is None:
             legal = legal_matrix(game, states, players)
-        outputs = self.backend.run(encode_batch(game, states, players))
+        return self.evaluate_inputs(encode_batch(game, states, players), legal)
+
+    def evaluate_inputs(self, inputs: Mapping[str, np.ndarray], legal: np.ndarray) -> Evaluation:
+        """`evaluate` of positions already encoded (the network inputs, name -> float32 (n, ...),
+        each for its player to move) with their legal masks (n, A): what a compiled search hands
+        over (arena_bots.compiled_puct)."""
+        count = legal.shape[0]
+        outputs = self.backend.run(inputs)
         logits = output_array(outputs, self.policy_output, legal.shape)
         values = to_values(outputs, count, self.value_kind)
         priors, broken = masked_softmax(logits, legal)

@@ -57,7 +57,7 @@ few games per bot, so the platform's AlphaZero player searches with 4 (`players.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -143,7 +143,7 @@ def search(
     rngs = [request.rng for request in requests]
     _check_root_players(game, requests)
     roots, faults = _expand(game, evaluator, forest, [request.state for request in requests], rngs)
-    root_priors = [forest.child_priors(node) for node in roots.tolist()]
+    root_priors = [child_priors(forest, node) for node in roots.tolist()]
     live = np.flatnonzero(roots >= 0)  # the trees still searching
     if config.dirichlet_fraction > 0:
         forest.add_root_noise(roots[live], [rngs[tree] for tree in live], config)
@@ -158,7 +158,7 @@ def search(
     return [
         SearchResult.failed(faults[tree])
         if tree in faults
-        else forest.result(node, root_priors[tree], config)
+        else root_result(forest, node, root_priors[tree], config)
         for tree, node in enumerate(roots.tolist())
     ]
 
@@ -248,8 +248,16 @@ def _expand(
     movers = np.array([players[row] for row in live], dtype=np.int64)
     masks = [game.legal_masks(states[row], players[row])[0] for row in live]
     legal = np.stack(masks) if masks else np.zeros((0, forest.width), dtype=bool)
-    evaluation, live_faults = _evaluate(
-        game, evaluator, [states[row] for row in live], movers, legal, [rngs[row] for row in live]
+    evaluation, live_faults = evaluate_rows(
+        lambda rows: evaluator.evaluate(
+            game,
+            [states[live[row]] for row in rows],
+            movers[rows],
+            legal[rows],
+            [rngs[live[row]] for row in rows],
+        ),
+        len(live),
+        forest.width,
     )
     kept = [index for index in range(len(live)) if index not in live_faults]
     rows = [live[index] for index in kept]
@@ -269,25 +277,20 @@ def _expand(
     return nodes, {live[index]: fault for index, fault in live_faults.items()}
 
 
-def _evaluate(
-    game: Game,
-    evaluator: Evaluator,
-    states: Sequence[Any],
-    players: np.ndarray,
-    legal: np.ndarray,
-    rngs: Sequence[np.random.Generator],
+def evaluate_rows(
+    evaluate: Callable[[list[int]], Evaluation], count: int, width: int
 ) -> tuple[Evaluation, dict[int, str]]:
-    """Every row's evaluation, and the faults of the rows that failed (their rows hold zeros).
+    """The evaluation of `count` rows, `evaluate(rows)` giving the rows named (indices, in order),
+    and the faults of the rows that failed (their rows hold zeros); `width`: the head's actions.
 
     Rows named by an EvaluationFault fail alone and the others are evaluated again; any other
     exception (the model or its host failed) fails every row.
     """
     faults: dict[int, str] = {}
-    rows = list(range(len(states)))
-    batch = (states, players, legal, rngs)
+    rows = list(range(count))
     while rows:
         try:
-            evaluation = evaluator.evaluate(game, *batch)
+            evaluation = evaluate(rows)
         except EvaluationFault as fault:
             failed, message = ([rows[i] for i in fault.rows] if fault.rows else rows), str(fault)
         except Exception as error:
@@ -295,13 +298,12 @@ def _evaluate(
         else:
             if not faults:
                 return evaluation, faults
-            priors, values = np.zeros(legal.shape), np.zeros(len(states))
+            priors, values = np.zeros((count, width)), np.zeros(count)
             priors[rows], values[rows] = evaluation
             return Evaluation(priors, values), faults
         faults.update(dict.fromkeys(failed, message))
         rows = [row for row in rows if row not in faults]
-        batch = ([states[row] for row in rows], players[rows], legal[rows], [rngs[row] for row in rows])
-    return Evaluation(np.zeros(legal.shape), np.zeros(len(states))), faults
+    return Evaluation(np.zeros((count, width)), np.zeros(count)), faults
 
 
 def _player_to_move(game: Game, state: Any) -> int:
@@ -426,11 +428,6 @@ class _Forest:
             fill = _UNEXPANDED if name == "edge_child" else 0
             setattr(self, name, np.concatenate([array, np.full(grow, fill, dtype=array.dtype)]))
 
-    def child_priors(self, node: int) -> np.ndarray:
-        """The priors of `node`'s edges (a copy); empty for a failed root (node -1)."""
-        first = self.node_first[node]
-        return self.edge_prior[first : first + self.node_count[node]].astype(np.float64)
-
     def add_root_noise(
         self, roots: np.ndarray, rngs: Sequence[np.random.Generator], config: SearchConfig
     ) -> None:
@@ -507,15 +504,24 @@ class _Forest:
         self.edge_value[edges] += gains
         self.node_value[nodes] += gains
 
-    def result(self, node: int, priors: np.ndarray, config: SearchConfig) -> SearchResult:
-        span = slice(self.node_first[node], self.node_first[node] + self.node_count[node])
-        return SearchResult(
-            actions=self.edge_action[span].astype(np.int64),
-            visits=self.edge_visits[span].astype(np.float64),
-            priors=priors,
-            value=float(self.node_value[node] / self.node_visits[node]),
-            simulations=config.simulations,
-        )
+
+def child_priors(forest: Any, node: int) -> np.ndarray:
+    """The priors of `node`'s edges (a copy); empty for a failed root (node -1). `forest`: this
+    module's _Forest, or a compiled one with the same node and edge arrays (compiled_puct)."""
+    first = forest.node_first[node]
+    return forest.edge_prior[first : first + forest.node_count[node]].astype(np.float64)
+
+
+def root_result(forest: Any, node: int, priors: np.ndarray, config: SearchConfig) -> SearchResult:
+    """The search result of the root `node` of `forest` (as in child_priors) with its `priors`."""
+    span = slice(forest.node_first[node], forest.node_first[node] + forest.node_count[node])
+    return SearchResult(
+        actions=forest.edge_action[span].astype(np.int64),
+        visits=forest.edge_visits[span].astype(np.float64),
+        priors=priors,
+        value=float(forest.node_value[node] / forest.node_visits[node]),
+        simulations=config.simulations,
+    )
 
 
 def _whole_paths(descent: _Descent) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -89,7 +89,9 @@ class MctsPlayer:
     `simulations` descents per move after the root's evaluation; `temperature` 0 plays the most
     visited move, above 0 samples by visits^(1 / temperature). `fpu_reduction`, the Dirichlet
     root noise and `leaves_per_round` (virtual loss; SEARCH_LEAVES) are as in
-    `arena_bots.mcts.SearchConfig`.
+    `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`, ARENA_CORE): on
+    "compiled", Bobail with a network evaluator searches in `compiled_puct` (the reference's very
+    visits for a deterministic evaluator); elsewhere `mcts.search`.
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class MctsPlayer:
         dirichlet_alpha: float = 0.3,
         leaves_per_round: int = SEARCH_LEAVES,
         name: str = "mcts",
+        core: str | None = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -119,13 +122,29 @@ class MctsPlayer:
             dirichlet_alpha=dirichlet_alpha,
             leaves_per_round=leaves_per_round,
         )
+        self.core = selected_core(core)
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        results = search(game, self.evaluator, requests, self.config)
+        results = self._compiled_search(game, requests) if self.core == "compiled" else None
+        if results is None:
+            results = search(game, self.evaluator, requests, self.config)
         return [
             _search_decision(result, self.temperature, r.rng)
             for result, r in zip(results, requests, strict=True)
         ]
+
+    def _compiled_search(self, game: Game, requests: Sequence[Request]) -> list[SearchResult] | None:
+        """The compiled PUCT's results, or None where it cannot reproduce `search`
+        (compiled_puct.supports, or a player not to move, which `search` reports). Imported here:
+        loading Numba takes about 0.3 s, which only this path needs."""
+        from arena_bots import compiled_puct
+
+        if not compiled_puct.supports(game, self.evaluator, self.config):
+            return None
+        try:
+            return compiled_puct.search(game, self.evaluator, requests, self.config)
+        except ValueError:
+            return None
 
 
 class UctPlayer:
