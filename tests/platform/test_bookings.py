@@ -8,8 +8,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Engine
 
+from arena_bots.manifest import Manifest
+from arena_games.registry import get_game
 from arena_platform.db import session
-from arena_platform.models import Ladder, Pairing, utc_now
+from arena_platform.human_play import new_game
+from arena_platform.models import Bot, Ladder, Pairing, utc_now
+from arena_platform.store import bots, human_games, training
 
 
 @pytest.fixture
@@ -65,3 +69,63 @@ def test_a_bot_with_nothing_booked_or_a_ladder_without_pace_has_no_estimate(clie
     assert (alpha["ahead"], alpha["starts_in_minutes"]) == (0, None)
     beta = client.get(f"/api/v1/bots/{seeded.beta}").json()["queue"]
     assert beta == {**beta, "running": 0, "queued": 0, "booked": [], "ahead": None, "starts_in_minutes": None}
+
+
+def test_my_bots_needs_a_token(client):
+    response = client.get("/api/v1/me/bots")
+    assert (response.status_code, response.json()["code"]) == (401, "unauthorized")
+    bad = client.get("/api/v1/me/bots", headers={"Authorization": "Bearer arena_nope"})
+    assert (bad.status_code, bad.json()["code"]) == (401, "bad_token")
+
+
+def test_my_bots_lists_the_callers_bots_versions_sprts_training_and_games_against_people(
+    client, engine: Engine, seeded
+):
+    with session(engine) as db:
+        alpha = db.get(Bot, seeded.alpha)
+        manifest = Manifest(game="bobail", game_version=1, name="alpha", player="mcts")
+        second = bots.create_network_bot(
+            db,
+            ladder_id=seeded.ladder_id,
+            owner_id=alpha.owner_id,
+            manifest=manifest,
+            report={},
+            model_sha256="b" * 64,
+        )
+        training.create_session(
+            db, owner_id=alpha.owner_id, game="bobail", kit="dqn", bot_name="learner", settings={}
+        )
+        db.commit()
+        second_id = second.id
+        names = ["a person", "alpha"]  # the person moves first: the bot is not asked
+        replay = new_game(get_game("bobail"), seed=1, human_seat=0, names=names, bot_move=pytest.fail)
+        human_games.record_new_game(
+            db,
+            bot_id=seeded.alpha,
+            ladder_id=seeded.ladder_id,
+            human_seat=0,
+            simulations=16,
+            key="k",
+            replay=replay,
+        )
+    answer = client.get("/api/v1/me/bots", headers={"Authorization": f"Bearer {seeded.alice_token}"})
+    assert answer.status_code == 200, answer.text
+    mine = answer.json()
+    assert mine["user"] == "alice"
+    [bot] = mine["bots"]  # bob's beta is not hers
+    assert (bot["name"], bot["ladder_id"], bot["game"]) == ("alpha", seeded.ladder_id, "bobail")
+    newest, first = bot["versions"]
+    assert (newest["id"], newest["version"], newest["status"], newest["rating"]) == (
+        second_id,
+        2,
+        "active",
+        None,
+    )
+    assert (newest["sprt"]["status"], newest["sprt"]["old_bot"]["id"]) == ("running", seeded.alpha)
+    assert (first["version"], first["rating"]["rating"], first["sprt"]) == (1, 150.0, None)
+    assert (first["running"], first["queued"]) == (1, 2)
+    assert [(run["bot_name"], run["kit"], run["status"]) for run in mine["training_sessions"]] == [
+        ("learner", "dqn", "queued")
+    ]
+    [played] = mine["human_games"]
+    assert (played["bot"]["id"], played["status"], played["human_seat"]) == (seeded.alpha, "playing", 0)
