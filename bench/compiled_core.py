@@ -26,6 +26,12 @@ measurements interleaved round by round so that a change in load hits every row 
         `turns_stepped`). Target: compiled >= 5x reference. Spring 2021's frames/CPU-s the
         same way (`kernels.random_playout`, which counts its frames, against engines.py's
         `spring2021_stepped`), from the maps of seeds 0.. . Target: compiled >= 10x reference.
+  puct  the AlphaZero player's search on Bobail (PUCT, `players.SEARCH_LEAVES` descents per tree
+        and round, the seeded openings searched in lockstep) with a trivial network (`TrivialNetwork`:
+        fixed logits, a value from two planes' sums), on each core: `compiled_puct.search` and the
+        reference `mcts.search`. Its CPU per simulation is what a simulation costs outside the model
+        (tree + engine + encode + glue; no model host, so no IPC). Target: <= 12 µs (issue 24's
+        figure for a real worker batch, IPC included).
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
 without it the peer rows say so and the ratios are "-".
@@ -43,11 +49,11 @@ import numpy as np
 from engines import bobail_stepped, spring2021_stepped
 from timing import opening_positions
 
-from arena_bots import compiled_uct
-from arena_bots.evaluators import RolloutEvaluator
+from arena_bots import compiled_puct, compiled_uct
+from arena_bots.evaluators import NetworkEvaluator, RolloutEvaluator
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
-from arena_bots.players import UctPlayer
+from arena_bots.players import SEARCH_LEAVES, UctPlayer
 from arena_games import pcg64
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
@@ -68,6 +74,7 @@ except ImportError:  # the bench extra is not installed: no peer rows
 
 STEP_TARGET = 5.0  # Bobail's (and CSB's, Smash's) compiled step loop against today's (issue 24)
 STEP_TARGETS = {"Spring 2021": 10.0}  # the games whose step-loop target is not STEP_TARGET
+PUCT_TARGET_US = 12.0  # Bobail's CPU per simulation outside the model (issue 24)
 EXPLORATION = 2.0  # UCB1's c, OpenSpiel's default for its MCTS bot; the `uct` house bot's too
 NO_PEER = "OpenSpiel not installed (pip install open-spiel, the bench extra): no peer"
 
@@ -80,6 +87,8 @@ class Plan:
     house_simulations: int  # per move of the `uct` house bot on the other games, either core
     games_per_call: int  # random games per step-loop measurement
     reference_games: int  # ... of the reference core
+    puct_searches: int  # Bobail positions searched in lockstep per PUCT call, either core
+    puct_simulations: int  # per search
 
 
 FULL = Plan(
@@ -89,6 +98,8 @@ FULL = Plan(
     house_simulations=100,
     games_per_call=200,
     reference_games=40,
+    puct_searches=8,
+    puct_simulations=100,
 )
 QUICK = Plan(
     rounds=2,
@@ -97,6 +108,8 @@ QUICK = Plan(
     house_simulations=10,
     games_per_call=20,
     reference_games=4,
+    puct_searches=4,
+    puct_simulations=20,
 )
 HOUSE_GAMES = (BOBAIL, SMASH, SPRING2021)  # the other games the `uct` house bot plays
 
@@ -313,16 +326,72 @@ def spring2021_meters(plan: Plan) -> list[Meter]:
     return step_loop_meters(plan, "Spring 2021", "frames", compiled, reference)
 
 
-def measure(plan: Plan) -> tuple[list[Meter], list[Meter], list[Meter], list[Meter]]:
-    """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds."""
+class TrivialNetwork:
+    """A backend that costs next to nothing: the same random logits for every position and a value
+    from the first two planes' sums (so that the trees are not all ties). `seconds`: the CPU its
+    calls took (the model's part, left out of the figure)."""
+
+    def __init__(self) -> None:
+        self.logits = np.random.default_rng(0).normal(0, 1, BOBAIL.spec.heads["move"]).astype(np.float32)
+        self.seconds = 0.0
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        start = time.process_time()
+        planes = inputs["board"]
+        values = np.tanh(planes[:, 0].sum(axis=(1, 2)) - planes[:, 1].sum(axis=(1, 2)))
+        policy = np.broadcast_to(self.logits, (len(planes), self.logits.size))
+        self.seconds += time.process_time() - start
+        return {"policy": policy, "value": values}
+
+
+class PuctMeter(Meter):
+    """A meter of searches with a TrivialNetwork, whose CPU it can leave out."""
+
+    def __init__(self, name: str, work: Callable[[int], int], network: TrivialNetwork) -> None:
+        super().__init__(name, "simulations", work)
+        self.network = network
+
+    @property
+    def micros_outside_model(self) -> float:
+        """CPU µs per simulation, the network's calls left out (after warm-up: its seconds restart)."""
+        return 1e6 * (self.seconds - self.network.seconds) / self.done
+
+
+def puct_meters(plan: Plan) -> list[Meter]:
+    """Bobail's PUCT searches on each core, plan.puct_searches openings in lockstep per call."""
+    states = opening_positions(BOBAIL, plan.puct_searches)
+    config = SearchConfig(plan.puct_simulations, leaves_per_round=SEARCH_LEAVES)
+
+    def meter(core: str, run: Callable) -> PuctMeter:
+        network = TrivialNetwork()
+        evaluator = NetworkEvaluator(network, BOBAIL)
+
+        def work(call: int) -> int:
+            if call == 0:
+                network.seconds = 0.0  # call 0 runs twice, untimed (warm-up) then timed: restart
+            requests = [
+                Request(state, BOBAIL.to_move(state)[0], np.random.default_rng(call)) for state in states
+            ]
+            run(BOBAIL, evaluator, requests, config)
+            return len(states) * plan.puct_simulations
+
+        return PuctMeter(f"puct, Bobail, {core} core", work, network)
+
+    return [meter("compiled", compiled_puct.search), meter("reference", search)]
+
+
+def measure(plan: Plan) -> list[list[Meter]]:
+    """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds:
+    the uct, house, step, core and puct meters."""
     uct, house = uct_meters(plan, opening_positions(PENTE, 8)), house_meters(plan)
-    step, cores = step_meters(plan), core_meters(plan)
-    for meter in uct + house + step + cores:
+    groups = [uct, house, step_meters(plan), core_meters(plan), puct_meters(plan)]
+    meters = [meter for group in groups for meter in group]
+    for meter in meters:
         meter.work(0)
     for _ in range(plan.rounds):
-        for meter in uct + house + step + cores:
+        for meter in meters:
             meter.run()
-    return uct, house, step, cores
+    return groups
 
 
 def print_comparison(title: str, meters: list[Meter], target: float) -> None:
@@ -361,18 +430,36 @@ def print_cores(title: str, meters: list[Meter], target: float | None) -> None:
             print(f"  {game} step loop, compiled/reference core: {ratio:.1f}x (target >= {goal:g}x)")
 
 
+def print_puct(title: str, meters: list[PuctMeter]) -> None:
+    """The PUCT meters' CPU per simulation outside the model, beside the target, and compiled
+    against reference."""
+    print(f"\n{title}")
+    for meter in meters:
+        cost = f"{meter.calls} calls, {meter.seconds:.2f} CPU-s, the network's {meter.network.seconds:.2f}"
+        micros = meter.micros_outside_model
+        print(f"  {meter.name}: {micros:.1f} µs per simulation outside the model ({cost})")
+    compiled, reference = meters
+    ratio = reference.micros_outside_model / compiled.micros_outside_model
+    print(
+        f"  compiled core {compiled.micros_outside_model:.1f} µs (target <= {PUCT_TARGET_US:g} µs); ", end=""
+    )
+    print(f"reference/compiled: {ratio:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few calls per measurement (seconds in all)")
     plan = QUICK if parser.parse_args().quick else FULL
     load = os.getloadavg()
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    uct, house, step, cores = measure(plan)
+    uct, house, step, cores, puct = measure(plan)
     print_comparison(f"UCT, one tree, {plan.simulations} simulations per search", uct, 1.0)
     print_cores(f"`uct` house bot on each core, {plan.house_simulations} simulations per move", house, None)
     print_comparison(f"step loop, {plan.games_per_call} random games per call", step, 1.0)
     games = f"{plan.games_per_call} (compiled) and {plan.reference_games} (reference) random games per call"
     print_cores(f"step loop on each core, {games}", cores, STEP_TARGET)
+    searches = f"{plan.puct_searches} searches in lockstep, {plan.puct_simulations} simulations each"
+    print_puct(f"PUCT on Bobail with a trivial network, {searches}", puct)
 
 
 if __name__ == "__main__":

@@ -137,8 +137,9 @@ def search(
         failed_lanes = {int(leaves.lane[row]): fault for row, fault in failed.items()}
         dropped = np.array(sorted(failed_lanes), dtype=np.int64)
         _back_up(forest, leaves, descended, dropped)
-        faults.update(failed_lanes)
-        live = live[~np.isin(live, dropped)]
+        if failed_lanes:
+            faults.update(failed_lanes)
+            live = live[~np.isin(live, dropped)]
     return [
         SearchResult.failed(faults[lane])
         if lane in faults
