@@ -31,41 +31,35 @@ def pack_rows(
     return batch
 
 
-def playouts_on_distinct_generators(
+def compiled_playouts(
     states: Sequence[Any],
     rngs: Sequence[np.random.Generator],
     pack: Callable[[Sequence[Any]], tuple[np.ndarray, ...]],
     playout_returns: Callable[..., np.ndarray],
+    *,
+    shared_generators: bool,
 ) -> np.ndarray:
-    """float64 (n, 2): `playout_returns(*pack(states), words)` with words[i] the PCG64 state of
-    rngs[i], the generators then set to the states it left. For kernels that draw in blocks per
-    row: rows sharing a generator would interleave its blocks otherwise (ValueError)."""
-    if len(rngs) != len(states):
-        raise ValueError("compiled playouts need one distinct generator per state")
-    words = pcg64.states_of_distinct(rngs)
-    results = playout_returns(*pack(states), words)
-    pcg64.restore_all(rngs, words)
-    return results
+    """float64 (n, 2): a kernel's `playout_returns(*pack(states), words[, rng_of_row])` on the PCG64
+    states of `rngs`, the generators then set to the states it left.
 
-
-def playouts_in_state_order(
-    states: Sequence[Any],
-    rngs: Sequence[np.random.Generator],
-    pack: Callable[[Sequence[Any]], tuple[np.ndarray, ...]],
-    playout_returns: Callable[..., np.ndarray],
-) -> np.ndarray:
-    """float64 (n, 2): `playout_returns(*pack(states), words, rng_of_row)`, row i drawing from
-    words[rng_of_row[i]], the PCG64 state of rngs[i] (a generator shared by several states is one
-    row of words, drawn from in state order, as the reference does), the generators then set to
-    the states it left."""
+    shared_generators False: words[i] is rngs[i]'s state, for kernels that draw in blocks per row
+    (rows sharing a generator would interleave its blocks otherwise: ValueError). True: each
+    generator is one row of words, once, and row i draws from words[rng_of_row[i]], in row order
+    (a generator shared by several states is drawn from in state order, as the reference does)."""
     if len(rngs) != len(states):
         raise ValueError(f"playouts need one generator per state: {len(rngs)} for {len(states)}")
-    generators = list({id(rng): rng for rng in rngs}.values())  # each once, in order of first use
-    slot = {id(rng): index for index, rng in enumerate(generators)}
-    rng_of_row = np.array([slot[id(rng)] for rng in rngs], dtype=np.int64)
-    words = np.zeros((len(generators), pcg64.STATE_WORDS), dtype=np.uint64)
-    for index, rng in enumerate(generators):
-        words[index] = pcg64.state_of(rng)
-    results = playout_returns(*pack(states), words, rng_of_row)
+    generators, by_row = _distinct(rngs) if shared_generators else (rngs, ())
+    words = pcg64.states_of_distinct(generators)
+    results = playout_returns(*pack(states), words, *by_row)
     pcg64.restore_all(generators, words)
     return results
+
+
+def _distinct(
+    rngs: Sequence[np.random.Generator],
+) -> tuple[list[np.random.Generator], tuple[np.ndarray]]:
+    """(each generator once, in order of first use; (rng_of_row,)): rngs[i] is the generator
+    rng_of_row[i] (int64 (n,))."""
+    generators = list({id(rng): rng for rng in rngs}.values())
+    slot = {id(rng): index for index, rng in enumerate(generators)}
+    return generators, (np.array([slot[id(rng)] for rng in rngs], dtype=np.int64),)

@@ -506,4 +506,4 @@ def playout_returns(
 def playouts(states: Sequence[CsbState], rngs: Sequence[np.random.Generator]) -> np.ndarray:
     """`playouts.playouts` on the compiled kernels: the same returns and generator states after, given
     distinct PCG64 generators (rows sharing one would interleave its blocks otherwise: ValueError)."""
-    return kernel_batches.playouts_on_distinct_generators(states, rngs, pack, playout_returns)
+    return kernel_batches.compiled_playouts(states, rngs, pack, playout_returns, shared_generators=False)

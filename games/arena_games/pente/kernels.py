@@ -288,4 +288,4 @@ def playouts(states: Sequence[PenteState], rngs: Sequence[np.random.Generator]) 
     """`playouts.playouts` on the compiled kernels: the same returns and the same generator states
     after, given distinct PCG64 generators (rows sharing one generator would interleave its blocks
     differently: ValueError)."""
-    return kernel_batches.playouts_on_distinct_generators(states, rngs, pack, playout_returns)
+    return kernel_batches.compiled_playouts(states, rngs, pack, playout_returns, shared_generators=False)

@@ -467,4 +467,4 @@ def playouts(states: Sequence[SmashState], rngs: Sequence[np.random.Generator]) 
     """`playouts.playouts` on the compiled kernels: the same returns and the same generator states
     after, given PCG64 generators (a generator shared by several states is drawn from in state
     order, as the reference does)."""
-    return kernel_batches.playouts_in_state_order(states, rngs, pack, playout_returns)
+    return kernel_batches.compiled_playouts(states, rngs, pack, playout_returns, shared_generators=True)
