@@ -49,11 +49,11 @@ export class ReadableError extends Error {
   }
 }
 
-/** GET a JSON document of this server. Fails with a ReadableError: the API's sentence and code
- *  when it answers an error, or a sentence of ours when the server cannot be reached or answers
- *  something that is not JSON. */
-export function getJson(url) {
-  return requestJson(url, { headers: { Accept: "application/json" } });
+/** GET a JSON document of this server (with extra `headers`). Fails with a ReadableError: the
+ *  API's sentence and code when it answers an error, or a sentence of ours when the server cannot
+ *  be reached or answers something that is not JSON. */
+export function getJson(url, headers = {}) {
+  return requestJson(url, { headers: { Accept: "application/json", ...headers } });
 }
 
 /** POST `body` as JSON to this server (with extra `headers`) and read the JSON answer; fails

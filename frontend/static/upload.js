@@ -1,7 +1,9 @@
 // The upload form: sends the model to POST /api/v1/bots with the token as a Bearer header and
-// shows the validation report: the accepted bot, or the rejection's code and sentence.
+// shows the validation report: the accepted bot, or the rejection's code and sentence. The token
+// field starts with the token this browser keeps, and an accepted upload signs the browser in.
 
 import { h } from "./dom.js";
+import { labelAccountLink, savedToken, saveToken } from "./account.js";
 
 const form = document.getElementById("upload");
 const report = document.getElementById("report");
@@ -52,11 +54,16 @@ form.addEventListener("submit", async (event) => {
   try {
     const response = await fetch("/api/v1/bots", { method: "POST", headers: { Authorization: `Bearer ${token}` }, body: fields });
     const body = await response.json().catch(() => ({}));
-    if (response.ok) showAccepted(body);
-    else showRejected(response.status, body);
+    if (response.ok) {
+      saveToken(token);
+      labelAccountLink();
+      showAccepted(body);
+    } else showRejected(response.status, body);
   } catch (error) {
     showRejected(0, { code: "network_error", detail: `the server could not be reached: ${error.message}` });
   } finally {
     button.disabled = false;
   }
 });
+
+form.elements.token.value = savedToken() ?? "";

@@ -51,3 +51,34 @@ def test_the_bot_page_says_what_is_booked_and_where_its_next_pairing_stands(page
     next_start = re.compile(r"6 pairings of the ladder are ahead of its next one: it should start in .+/min")
     expect(queue.locator(".queue-next")).to_contain_text(next_start)
     expect(queue.locator(".queue-summary")).to_have_text("Pairings booked: 1 waiting.")
+
+
+def test_my_bots_signs_in_with_a_token_kept_in_the_browser_and_lists_the_users_bots(watched, site):
+    page = watched.page
+    page.goto(f"{site.url}/me/bots")
+    expect(page.locator("#nav-me")).to_have_text("Sign in")
+    page.get_by_label("API token").fill("arena_not-a-token")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#sign-in-error")).to_contain_text("unknown or revoked")
+    assert [error.split("status of ")[-1] for error in watched.errors] == ["401 (Unauthorized)"]
+    watched.errors.clear()
+
+    page.get_by_label("API token").fill(site.token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator(".signed-in .user")).to_have_text("alice")
+    names = ["alpha", "rookie", "stone-cold", "sprout", "twinkle", "pod-dqn"]  # by ladder; not mallory's
+    expect(page.locator(".owned-bot h3")).to_contain_text(names)
+    alpha = page.locator(f'.versions tr[data-bot-id="{site.alpha}"]')
+    expect(alpha.locator(".pairings")).to_have_text("2 playing, 6 waiting")
+    expect(alpha.locator(".rating")).to_contain_text("250 (170 to 330)")
+    expect(page.locator("#sign-in")).to_be_hidden()
+    expect(page.locator("#nav-me")).to_have_text("My bots")
+
+    page.goto(f"{site.url}/upload")  # signed in on every page of this browser
+    expect(page.get_by_label("API token")).to_have_value(site.token)
+    page.locator("#nav-me").click()
+    expect(page.locator(".signed-in .user")).to_have_text("alice")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#nav-me")).to_have_text("Sign in")
+    assert page.evaluate("localStorage.length") == 0

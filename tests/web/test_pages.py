@@ -377,6 +377,7 @@ def test_screenshots_of_every_page(browser: Browser, site, screenshot: Callable[
         "replay-pente": f"/games/{site.games['pente']}#ply={pente_ply}",
         "replay-spring2021": f"/games/{site.games['spring2021']}#ply={site.steps['spring2021'] // 2}",
         "upload": "/upload",
+        "my-bots": "/me/bots",  # signed out: it asks for a token
         "not-found": "/bots/999999",
     }
     for device, options in (("desktop", DESKTOP), ("phone", PHONE)):

@@ -222,6 +222,13 @@ def upload_page(request: Request) -> HTMLResponse:
     return render(request, "upload.html", games=games, player_kinds=PLAYER_KINDS)
 
 
+@router.get("/me/bots", response_class=HTMLResponse)
+def my_bots_page(request: Request) -> HTMLResponse:
+    """The signed-in user's bots: the page reads GET /api/v1/me/bots with the token this browser
+    keeps (pages have no session), and asks for one when it has none."""
+    return render(request, "my_bots.html")
+
+
 def _leaderboard_page(
     request: Request, session: Session, services: Services, ladder: Ladder | None
 ) -> HTMLResponse:
