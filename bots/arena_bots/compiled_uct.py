@@ -37,6 +37,7 @@ from arena_games import pcg64
 from arena_games.api import Game
 from arena_games.bobail import kernels as bobail
 from arena_games.bobail.rules import NUM_ACTIONS as BOBAIL_ACTIONS
+from arena_games.mask_choice import nth_true
 from arena_games.pente import kernels as pente
 from arena_games.pente.playouts import BLOCK, RUNNING
 from arena_games.pente.rules import MAX_PLIES
@@ -153,17 +154,6 @@ def _view_frame(movers: int, info: np.ndarray, fields: int, action: int) -> tupl
     return (True, chosen, action) if searcher == 0 else (True, action, chosen)
 
 
-@njit(cache=True)
-def _nth_legal(legal: np.ndarray, nth: int) -> int:
-    """The index of the nth True of `legal` (`Game.random_action`'s choice of index nth)."""
-    for action in range(legal.size):
-        if legal[action]:
-            if nth == 0:
-                return action
-            nth -= 1
-    return -1  # unreachable: nth < count
-
-
 def _view(from_state: Callable) -> Callable[[Any, int], tuple[np.ndarray, np.ndarray]]:
     """(state, searcher) -> the (board, info) of `Sequential(state, searcher)`, nothing chosen yet,
     from the kernels' `from_state` (its arrays but the last are concatenated into the board)."""
@@ -208,9 +198,7 @@ def _spring_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, scratc
     integers(count), as `Game.random_action` draws it), then the game's. Scratch: (draws, legal)."""
     draws, legal = scratch
     if info[spring.FIELDS + 1] >= 0:
-        _spring_step(
-            board, info, _nth_legal(legal, pcg64.bounded(rng, _spring_legal_mask(board, info, legal)))
-        )
+        _spring_step(board, info, nth_true(legal, pcg64.bounded(rng, _spring_legal_mask(board, info, legal))))
     spring.random_playout(board, info, rng, draws, legal)
 
 
@@ -238,7 +226,7 @@ def _smash_step(board: np.ndarray, info: np.ndarray, action: int) -> None:
 def _smash_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, legal: np.ndarray) -> None:
     """As `_spring_playout`; scratch: a legal mask."""
     if info[smash.FIELDS + 1] >= 0:
-        _smash_step(board, info, _nth_legal(legal, pcg64.bounded(rng, _smash_legal_mask(board, info, legal))))
+        _smash_step(board, info, nth_true(legal, pcg64.bounded(rng, _smash_legal_mask(board, info, legal))))
     smash.random_playout(board[:_SMASH_WELLS], board[_SMASH_WELLS:], info, rng)
 
 

@@ -38,6 +38,7 @@ from arena_games.bobail.rules import (
     BobailState,
     _settled,
 )
+from arena_games.mask_choice import nth_true
 
 HISTORY = MAX_HALF_MOVES + 1  # boards in the longest game, its start included
 DIRECTIONS = 8
@@ -270,13 +271,7 @@ def random_playout(history: np.ndarray, info: np.ndarray, rng: np.ndarray, legal
     """Finishes the game with uniformly random legal actions drawn from the PCG64 state `rng` as
     `Game.random_playouts` draws them; returns the END code. `legal`: bool (NUM_ACTIONS,) scratch."""
     while info[END] == RUNNING:
-        nth = pcg64.bounded(rng, legal_mask(history, info, legal))
-        for action in range(NUM_ACTIONS):
-            if legal[action]:
-                if nth == 0:
-                    break
-                nth -= 1
-        step(history, info, action)
+        step(history, info, nth_true(legal, pcg64.bounded(rng, legal_mask(history, info, legal))))
     return info[END]
 
 

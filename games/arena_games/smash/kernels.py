@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from arena_games import kernel_batches, pcg64
+from arena_games.mask_choice import nth_true
 from arena_games.smash import rules
 from arena_games.smash.encoding import MY_METER, PIECE_PLANES, THEIR_METER, WELL_PLANES
 from arena_games.smash.rules import (
@@ -427,13 +428,7 @@ def encode_batch(
 @njit(cache=True)
 def _nth_legal(wells: np.ndarray, player: int, uniform: float, legal: np.ndarray) -> int:
     """The nth legal placement of `player` for n = floor(uniform * count) (playouts.random_actions)."""
-    nth = int(uniform * _legal(wells, player, legal))
-    for action in range(legal.size):
-        if legal[action]:
-            if nth == 0:
-                return action
-            nth -= 1
-    return -1  # unreachable: nth < count
+    return nth_true(legal, int(uniform * _legal(wells, player, legal)))
 
 
 @njit(cache=True)

@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from arena_games import kernel_batches, pcg64
+from arena_games.mask_choice import nth_true
 from arena_games.spring2021.board import COORDS, NEIGHBOURS, NUM_CELLS
 from arena_games.spring2021.board import RICHNESS_BONUS as _RICHNESS_BONUS
 from arena_games.spring2021.encoding import (
@@ -542,13 +543,7 @@ def _random_action(
 ) -> int:
     """`player`'s nth legal action in index order, n = floor(uniform * count) (playouts.playouts)."""
     count = legal_mask(board, info, player, legal)
-    nth = min(int(uniform * count), count - 1)
-    for action in range(NUM_ACTIONS):
-        if legal[action]:
-            if nth == 0:
-                return action
-            nth -= 1
-    return WAIT_ACTION
+    return nth_true(legal, min(int(uniform * count), count - 1)) if count else WAIT_ACTION
 
 
 @njit(cache=True)
