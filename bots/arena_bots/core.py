@@ -22,6 +22,11 @@ from arena_games.api import Game
 CORES = ("reference", "compiled")
 DEFAULT_CORE = "compiled"
 CORE_VARIABLE = "ARENA_CORE"
+# What the kernels raise, before any draw, for a state their arrays cannot hold: ValueError (a
+# Spring log entry the codes do not hold, a mover the request does not name) or OverflowError (a
+# number beyond int64, such as a config in a crafted predict request). Such a state stays on the
+# reference, which holds any Python int.
+UNHELD_STATE = (ValueError, OverflowError)
 
 
 def selected_core(choice: str | None = None) -> str:
@@ -64,7 +69,7 @@ def on_core(game: Game, core: str) -> Game:
         if distinct and all(pcg64.is_pcg64(rng) for rng in rngs):
             try:
                 return kernels.playouts(states, rngs)
-            except ValueError:  # a state the arrays cannot hold (Spring's from_state)
+            except UNHELD_STATE:
                 pass
         return reference(states, rngs)
 

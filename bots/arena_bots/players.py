@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_bots.core import on_core, selected_core
+from arena_bots.core import UNHELD_STATE, on_core, selected_core
 from arena_bots.evaluators import Evaluator, RolloutEvaluator, encode_batch, masked_softmax, output_array
 from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
@@ -143,7 +143,7 @@ class MctsPlayer:
             return None
         try:
             return compiled_puct.search(game, self.evaluator, requests, self.config)
-        except ValueError:
+        except UNHELD_STATE:
             return None
 
 
@@ -193,7 +193,7 @@ class UctPlayer:
             return None
         try:
             return compiled_uct.search(game, requests, self.config)
-        except ValueError:
+        except UNHELD_STATE:
             return None
 
 

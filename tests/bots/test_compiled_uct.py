@@ -5,6 +5,7 @@ Spring 2021 and Smash as their sequential views)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Any
 
@@ -229,6 +230,19 @@ def test_positions_the_kernels_cannot_hold_stay_on_the_reference():
     for core in ("reference", "compiled"):
         requests = requests_for(SPRING2021, [state], 2)
         decisions.append(UctPlayer(simulations=10, core=core).decide(SPRING2021, requests))
+        decisions.append([request.rng.bit_generator.state for request in requests])
+    assert decisions[:2] == decisions[2:]
+
+
+def test_a_number_beyond_the_kernels_int64_stays_on_the_reference():
+    """A crafted position (say, in a predict request) may hold any Python int: a Bobail config of
+    2**63 repetitions overflows the arrays, so the search and its playouts keep to the reference."""
+    start = BOBAIL.init(0, None)
+    state = dataclasses.replace(start, config=dataclasses.replace(start.config, repetitions=2**63))
+    decisions = []
+    for core in ("reference", "compiled"):
+        requests = requests_for(BOBAIL, [state], 2)
+        decisions.append(UctPlayer(simulations=10, core=core).decide(BOBAIL, requests))
         decisions.append([request.rng.bit_generator.state for request in requests])
     assert decisions[:2] == decisions[2:]
 
