@@ -121,6 +121,7 @@ class Pairing(SQLModel, table=True):
     status: str = Field(default="queued", max_length=16, index=True)
     attempts: int = 0  # failures that may be its own (store.pairings says which)
     isolated: bool = False  # its worker died while it played with others: it is played alone since
+    urgent: bool = False  # a newcomer's, a running SPRT's: played ahead of the round (store.scheduling)
     lease_owner: str | None = Field(default=None, max_length=128)
     lease_expires_at: datetime | None = _time(nullable=True, index=True)
     created_at: datetime = _created()

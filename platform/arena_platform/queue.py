@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from celery import Celery
 
 SCHEDULE_LADDER = "arena.schedule_ladder"  # args: ladder ids; books each ladder's next pairings
+PLAY_PAIRINGS = "arena.play_pairings"  # args: [pairing id, ...]; played as one batch (or urgent ones instead)
 TRAIN_SESSION = "arena.train_session"  # args: training session id; trains it for a while
 
 # Training runs on its own queue, so that match workers never need PyTorch: `arena worker` consumes

@@ -10,13 +10,16 @@ Contract of `next_pairings(state, count, rng, policy, priority)`:
 
 The order of play:
 0. Priority pairs (a new version against the previous one while their SPRT runs): each pair in the
-   order given, as many pairings as both bots' in-flight room allows, before anything else.
+   order given, as many pairings as the first (new) bot's in-flight room allows, before anything
+   else: the round in progress that holds its opponent's room does not hold back its test.
 1. Introduction. House bots count as older than every other bot; otherwise bots are ordered by
    creation, then name. A bot's introduction is its debt to every older bot: `house_pairings`
    pairings with each house bot, then one with every other bot (a round robin). While a bot owes a
    house bot it plays only house bots, and a non-house bot in that stage is not drawn into a newer
    bot's round robin either. Admissible introduction pairings are booked before anything else, for
-   the bot with the fewest pairings scheduled first, against its oldest creditor.
+   the bot with the fewest pairings scheduled first, against its oldest creditor. A `newcomer` (a
+   bot that joined the ladder in progress) is introduced within its own in-flight room only, its
+   creditors' being taken by the round in progress.
 2. Everyone else (introduction complete): the first bot is one with the fewest pairings scheduled
    (fair share; ties drawn at random). With probability `informative_share` its opponent is the one
    whose game teaches the most (expected information gain, below), otherwise a uniformly random one:
@@ -24,7 +27,8 @@ The order of play:
    block of up to `block` pairings (each from its own opening): a worker plays a block as one task,
    so each of the two bots searches `block` games at once and its model sees batches that large
    (fishtest's tasks are likewise many games of one pair).
-Throughout, no bot has more than `max_in_flight` pairings in flight, so no bot hogs the workers.
+Throughout, no bot has more than `max_in_flight` pairings in flight, so no bot hogs the workers,
+except the opponents of a priority pair or of a newcomer's introduction (their games are its).
 
 `task_groups` splits a round's pairings into task messages that keep pairings sharing a bot
 together (a block, a new bot's round robin), for the same reason.
@@ -53,6 +57,7 @@ class LadderBot:
     name: str
     is_house: bool = False
     created: int = 0  # creation order: lower is older
+    newcomer: bool = False  # joined the ladder in progress: its creditors' cap does not hold it back
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,7 @@ class _Plan:
         bots = sorted(state.bots, key=lambda bot: (not bot.is_house, bot.created, bot.name))
         self.names = [bot.name for bot in bots]
         self.is_house = np.array([bot.is_house for bot in bots], dtype=bool)
+        self.newcomer = np.array([bot.newcomer for bot in bots], dtype=bool)
         self.policy = policy
         index = {name: k for k, name in enumerate(self.names)}
         self.in_flight = np.zeros((len(bots), len(bots)), dtype=np.int64)
@@ -154,16 +160,15 @@ class _Plan:
         self.mean, self.variance = _beliefs(self.names, state.ratings)
 
     def prioritized(self, pairs: Sequence[tuple[str, str]], most: int) -> list[Pairing]:
-        """Pairings of `pairs` in order, each as many as both bots' in-flight room allows, at most
-        `most` in all."""
+        """Pairings of `pairs` in order, each as many as the first bot's in-flight room allows, at
+        most `most` in all."""
         index = {name: k for k, name in enumerate(self.names)}
         booked: list[Pairing] = []
         for first, second in pairs:
             if first not in index or second not in index or first == second:
                 continue
             x, y = index[first], index[second]
-            room = self._room()
-            number = int(min(room[x], room[y], most - len(booked)))
+            number = int(min(self._room()[x], most - len(booked)))
             if number > 0:
                 booked.extend(self._book(x, y, "priority", number))
         return booked
@@ -174,7 +179,8 @@ class _Plan:
         in_house_stage = (owed & self.is_house[None, :]).any(axis=1)
         stage_allows = self.is_house[None, :] | ~in_house_stage[:, None]  # [p, q]: p may play q now
         free = self._free()
-        admissible = owed & stage_allows & stage_allows.T & free[:, None] & free[None, :]
+        creditor_free = free[None, :] | self.newcomer[:, None]
+        admissible = owed & stage_allows & stage_allows.T & free[:, None] & creditor_free
         candidates = np.flatnonzero(admissible.any(axis=1))
         if not candidates.size:
             return []

@@ -27,7 +27,7 @@ from arena_platform.blobs import BlobStore
 from arena_platform.client import ArenaClient, ArenaClientError
 from arena_platform.db import session
 from arena_platform.models import Bot
-from arena_platform.queue import SCHEDULE_LADDER, celery_enqueue
+from arena_platform.queue import PLAY_PAIRINGS, SCHEDULE_LADDER, celery_enqueue
 from arena_platform.store import bots, users
 from arena_platform.store.ladders import ensure_ladder
 
@@ -60,7 +60,8 @@ def test_an_accepted_upload_is_stored_entered_on_its_ladder_and_scheduled(
     assert [(entry["name"], entry["house"]) for entry in board["entries"]] == [
         ("random", True), ("uct", True), ("tiny", False),
     ]  # fmt: skip
-    assert enqueued == [(SCHEDULE_LADDER, (bot["ladder_id"],))]
+    assert enqueued
+    assert {name for name, _ in enqueued} == {PLAY_PAIRINGS}  # booked at once, not behind the queue
     assert client.get(f"/api/v1/bots/{bot['id']}").json()["report"] == bot["report"]
 
 
@@ -401,7 +402,7 @@ def test_a_broker_failure_does_not_fail_an_accepted_upload(make_app, new_user, o
     with TestClient(app) as client:
         response = _upload(client, new_user("alice"), onnx_bot(), game="bobail", name="x", player="greedy")
     assert response.status_code == 201
-    assert f"could not enqueue {SCHEDULE_LADDER}" in caplog.text
+    assert f"could not book and send a round of ladder {response.json()['ladder_id']}" in caplog.text
 
 
 def test_the_celery_client_sends_tasks_by_name():

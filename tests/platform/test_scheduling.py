@@ -162,6 +162,22 @@ def test_the_cap_stops_booking_when_every_bot_is_busy():
     assert len(pairings) < 100
 
 
+def test_a_newcomer_and_a_priority_pair_are_booked_while_their_opponents_are_at_their_cap():
+    cap = SchedulePolicy().max_in_flight
+    busy = {("house-random", "house-mcts"): cap, ("bot0", "bot1"): cap}
+    bots = (*HOUSE, LadderBot("bot0", created=10), LadderBot("bot1", created=11))
+    late = LadderBot("late", created=20)
+    rng = np.random.default_rng(6)
+    waiting = LadderState((*bots, late), introduced(bots), busy, {})
+    assert next_pairings(waiting, 4, rng) == []  # the round in progress holds every creditor's room
+    arrived = LadderState((*bots, LadderBot("late", created=20, newcomer=True)), introduced(bots), busy, {})
+    introduction = next_pairings(arrived, 4, rng)
+    assert [p.reason for p in introduction] == ["introduction"] * 4
+    assert Counter(other(p, "late") for p in introduction) == {"house-random": 2, "house-mcts": 2}
+    tested = next_pairings(waiting, cap + 1, rng, priority=[("late", "bot0")])
+    assert tested == [Pairing("late", "bot0", "priority")] * cap  # the new version's room only
+
+
 def test_the_same_seed_gives_the_same_pairings():
     ladder = HOUSE + REGULARS
     first = play_rounds(ladder, Counter(), rounds=40, per_round=3, seed=6)

@@ -492,6 +492,66 @@ def test_a_round_of_several_ladders_sends_their_messages_in_turn(context, ladder
     assert ladders == [ladder.id, other, ladder.id, other]  # not both of one ladder first
 
 
+def test_a_newcomer_is_booked_ahead_of_the_round_in_progress_and_played_by_the_next_task(
+    context, ladder, enqueued, engine: Engine, onnx_bot
+):
+    runner.schedule_ladder(context, ladder.id)  # the house bots' round: both at their in-flight cap
+    (_, round_message), *_ = enqueued
+    newcomer = _network_bot(engine, context, ladder, onnx_bot(), "newcomer")
+    enqueued.clear()
+    booked = runner.schedule_ladder(context, ladder.id)  # the upload's round (the API books it so)
+    with session(engine) as db:
+        introduction = [db.get(Pairing, pairing_id) for pairing_id in booked]
+    assert len(introduction) == 2 * SchedulePolicy().house_pairings  # not held back by the house bots' cap
+    assert all(
+        pairing.urgent and newcomer in (pairing.bot_a_id, pairing.bot_b_id) for pairing in introduction
+    )
+    enqueued.clear()
+    outcomes = runner.play_pairings(context, round_message)  # the next task taken: one of the round's
+    assert {outcome.status for outcome in outcomes} == {runner.NOT_CLAIMED}
+    with session(engine) as db:
+        played = db.exec(select(Pairing).where(Pairing.status == "done")).all()
+        assert played
+        assert {pairing.id for pairing in played} <= set(booked)  # the newcomer's games
+        assert all(db.get(Pairing, pairing_id).status == "queued" for pairing_id in round_message)
+    assert (PLAY_PAIRINGS, round_message) in enqueued  # the round's pairings are sent again
+    assert runner.play_pairings(context, round_message)[0].status == runner.RECORDED  # and played
+
+
+def test_a_task_of_urgent_pairings_plays_its_own_and_a_spent_one_the_oldest_urgent_ones(
+    context, ladder, enqueued, engine: Engine, onnx_bot
+):
+    runner.schedule_ladder(context, ladder.id)
+    first_messages = []  # each newcomer's first message, booked when it arrived
+    for name in ("first", "second"):
+        _network_bot(engine, context, ladder, onnx_bot(), name)
+        enqueued.clear()
+        runner.schedule_ladder(context, ladder.id)
+        first_messages.append(enqueued[0][1])
+    first_message, second_message = first_messages
+    outcomes = runner.play_pairings(context, second_message)  # urgent itself: plays its own, not older ones
+    assert {outcome.status for outcome in outcomes} == {runner.RECORDED}
+    outcomes = runner.play_pairings(context, second_message)  # spent (a duplicate): the oldest urgent ones
+    assert {outcome.status for outcome in outcomes} == {runner.NOT_CLAIMED}
+    with session(engine) as db:
+        assert {db.get(Pairing, pairing_id).status for pairing_id in first_message} == {"done"}
+
+
+def _network_bot(
+    engine: Engine, context: WorkerContext, ladder: Ladder, model_bytes: bytes, name: str
+) -> int:
+    """A greedy network bot of `model_bytes` uploaded to the ladder now; its id."""
+    with session(engine) as db:
+        owner, _ = users.create_user(db, name=f"author-{name}")
+        manifest = Manifest(game="bobail", game_version=1, name=name, player="greedy")
+        model = context.blobs.put(model_bytes)
+        bot = bot_store.create_network_bot(
+            db, ladder_id=ladder.id, owner_id=owner.id, manifest=manifest, report={}, model_sha256=model
+        )
+        db.commit()
+        return bot.id
+
+
 def test_the_sweeper_resends_lost_pairings_refits_and_books_lost_rounds_itself(
     context, new_pairings, ladder, enqueued
 ):

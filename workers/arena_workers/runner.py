@@ -23,7 +23,6 @@ without using up an attempt, to be played again from the start.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import threading
 from collections import Counter, OrderedDict
@@ -46,14 +45,16 @@ from arena_games.registry import get_game
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, Pairing, utc_now
-from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION, Enqueue
+from arena_platform.queue import PLAY_PAIRINGS, SCHEDULE_LADDER, TRAIN_SESSION, Enqueue
 from arena_platform.settings import Settings
 from arena_platform.store.pairings import (
+    QUEUED,
     Sweep,
     claim_pairing,
     forget_silent_workers,
     get_pairing,
     mark_sent,
+    most_urgent,
     release_pairing,
     renew_lease,
     running_owners,
@@ -62,7 +63,7 @@ from arena_platform.store.pairings import (
 )
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
-from arena_platform.store.scheduling import schedule_round, stalled_ladders, task_messages
+from arena_platform.store.scheduling import PAIRINGS_PER_TASK, book_rounds, stalled_ladders, task_messages
 from arena_platform.store.training import (
     drop_ended_states,
     holds_state,
@@ -73,16 +74,11 @@ from arena_workers.liveness import DEATH_BEATS, ProcessBeat, claim_owner, owners
 
 log = logging.getLogger(__name__)
 
-# Task names (the broker's vocabulary); arguments are ids only.
+# Task names (the broker's vocabulary); arguments are ids only. PLAY_PAIRINGS: arena_platform.queue.
 PLAY_PAIRING = "arena.play_pairing"  # (pairing_id)
-PLAY_PAIRINGS = "arena.play_pairings"  # ([pairing_id, ...]): played as one batch
 REFIT = "arena.refit"  # (ladder_id)
 SWEEP = "arena.sweep"  # ()
 
-SCHEDULE_ROUND = 32  # pairings booked at most per scheduling round (the in-flight cap binds first)
-# A round's pairings go out in messages of at most this many, each played as one batch, pairings
-# that share a bot together (`task_groups`): one block of the scheduler (SchedulePolicy.block).
-PAIRINGS_PER_TASK = 4
 MODEL_CACHE_SIZE = 2 * PAIRINGS_PER_TASK  # model hosts per worker process: a batch's bots all fit
 
 
@@ -259,7 +255,10 @@ RECORDED, ALREADY_RECORDED, NOT_CLAIMED, GIVEN_BACK = (
 def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[PairingOutcome]:
     """Claims, plays and records the pairings, all claimed ones in one batch; one outcome per id.
 
-    A pairing that is done, failed, or held by a live lease elsewhere is not claimed. After a fault of
+    Urgent pairings come first: when none of `pairing_ids` is and some are queued, the task plays
+    those (`store.pairings.most_urgent`) instead, and sends its own pairings again (behind the
+    queue's messages); their outcome is then not_claimed. A pairing that is done, failed, or held
+    by a live lease elsewhere is not claimed. After a fault of
     the platform (a PlatformFault, the database lost, the process exiting) every pairing not yet
     recorded goes back to the queue at no cost, to be sent again at the next sweep. If playing or
     recording raises anything else (a bug, a soft time limit), every pairing still held goes back
@@ -269,7 +268,7 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
     """
     ids = list(dict.fromkeys(pairing_ids))
     owner = new_owner(context)
-    claimed = [pairing_id for pairing_id in ids if _claim(context, pairing_id, owner, alone=len(ids) == 1)]
+    claimed = _claim_urgent_instead(context, ids, owner) or _claim_all(context, ids, owner)
     recorded: dict[int, int | None] = {}
     if claimed:
         with LeaseKeeper(context.engine, claimed, owner, context.settings) as leases:
@@ -287,6 +286,23 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
         context.enqueue(REFIT, ladder_id)
         context.enqueue(SCHEDULE_LADDER, ladder_id)
     return [PairingOutcome(pairing_id, _outcome(pairing_id, claimed, recorded)) for pairing_id in ids]
+
+
+def _claim_urgent_instead(context: WorkerContext, pairing_ids: Sequence[int], owner: str) -> list[int]:
+    """Claims the urgent pairings to play in place of `pairing_ids`; once one is won, sends
+    `pairing_ids` again (those still queued). None won: []."""
+    with session(context.engine) as db:
+        urgent = most_urgent(db, instead_of=pairing_ids, most=len(pairing_ids))
+    claimed = _claim_all(context, urgent, owner)
+    if claimed:
+        send_pairings(context, pairing_ids)
+    return claimed
+
+
+def _claim_all(context: WorkerContext, pairing_ids: Sequence[int], owner: str) -> list[int]:
+    """The pairings of one message that `owner` won (a message of one plays an isolated one)."""
+    alone = len(pairing_ids) == 1
+    return [pairing_id for pairing_id in pairing_ids if _claim(context, pairing_id, owner, alone=alone)]
 
 
 def _outcome(pairing_id: int, claimed: Sequence[int], recorded: Mapping[int, int | None]) -> str:
@@ -325,27 +341,10 @@ def is_platform_fault(error: BaseException) -> bool:
 
 
 def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
-    """Books each ladder's next pairings and sends them in messages of at most `PAIRINGS_PER_TASK`,
-    pairings that share a bot together (so its searches batch their games); their ids. The ladders'
-    messages are sent in turn (one of each, then the next of each), so that on a busy queue no
-    ladder's first games wait behind another ladder's whole round."""
-    rounds = []
-    for ladder_id in ladder_ids:
-        with session(context.engine) as db:
-            rounds.append(
-                schedule_round(
-                    db,
-                    ladder_id=ladder_id,
-                    count=SCHEDULE_ROUND,
-                    redelivery_seconds=context.settings.lease_seconds,
-                )
-            )
-    messages = (task_messages(pairings, PAIRINGS_PER_TASK) for pairings in rounds)
-    for turn in itertools.zip_longest(*messages):
-        for message in turn:
-            if message is not None:
-                context.enqueue(PLAY_PAIRINGS, message)
-    return [pairing.id for pairings in rounds for pairing in pairings]
+    """Books each ladder's next pairings and sends them (store.scheduling.book_rounds); their ids."""
+    return book_rounds(
+        context.engine, context.enqueue, ladder_ids, redelivery_seconds=context.settings.lease_seconds
+    )
 
 
 def refit(context: WorkerContext, ladder_id: int) -> bool:
@@ -417,11 +416,12 @@ def _waiting(context: WorkerContext) -> tuple[bool, set[int]]:
 
 
 def send_pairings(context: WorkerContext, pairing_ids: Sequence[int]) -> None:
-    """Sends queued pairings again in blocks of at most `PAIRINGS_PER_TASK` that share a bot, as
-    scheduling does; an isolated pairing alone. Each block is marked sent once its message went
-    out; if sending raises, the rest stay unsent for the next sweep."""
+    """Sends those of `pairing_ids` still queued again in blocks of at most `PAIRINGS_PER_TASK` that
+    share a bot, as scheduling does; an isolated pairing alone. Each block is marked sent once its
+    message went out; if sending raises, the rest stay unsent for the next sweep."""
+    queued = col(Pairing.id).in_(list(pairing_ids)), col(Pairing.status) == QUEUED
     with session(context.engine) as db:
-        pairings = db.exec(select(Pairing).where(col(Pairing.id).in_(list(pairing_ids)))).all()
+        pairings = db.exec(select(Pairing).where(*queued)).all()
     alone = [[pairing.id] for pairing in pairings if pairing.isolated]
     blocks = task_messages([pairing for pairing in pairings if not pairing.isolated], PAIRINGS_PER_TASK)
     for message in blocks + alone:

@@ -8,7 +8,9 @@ Every task takes ids only, is acknowledged late, and is safe to run twice or on 
   arena.play_pairing(pairing_id)     claims, plays and records one pairing, then enqueues a refit and
                                      the next scheduling round; a pairing that is done, failed or held
                                      under a live lease elsewhere is left alone
-  arena.play_pairings(pairing_ids)   the same for several pairings, played as one batch
+  arena.play_pairings(pairing_ids)   the same for several pairings, played as one batch; while
+                                     urgent pairings wait (a newcomer's, a running SPRT's) and none
+                                     of these is one, it plays those instead and sends these again
   arena.refit(ladder_id)             refits the ladder's ratings unless they cover all its games
   arena.train_session(session_id)    trains a training session for one time slice (the `training`
                                      queue; arena_workers.training), then sends it again if it

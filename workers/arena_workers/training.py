@@ -47,12 +47,12 @@ from arena_bots.match import PlatformFault
 from arena_games.registry import get_game
 from arena_platform.db import session
 from arena_platform.models import TrainingCheckpoint, TrainingSession
-from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
+from arena_platform.queue import TRAIN_SESSION
 from arena_platform.settings import Settings
 from arena_platform.store import training
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.training import FAILED, FINISHED, QUEUED, RUNNING, LossPoint, Progress
-from arena_workers.runner import WorkerContext, discard_state, is_database_lost, new_owner
+from arena_workers.runner import WorkerContext, discard_state, is_database_lost, new_owner, schedule_ladder
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ def _save(
             db, session_id=row.id, owner=owner, state_sha256=state_sha256, progress=counters, **entry
         )
     if bot_id is not None:
-        context.enqueue(SCHEDULE_LADDER, entry["ladder_id"])  # its first games, promptly
+        schedule_ladder(context, entry["ladder_id"])  # booked at once: urgent, played by the next task
     return saved, state_sha256
 
 

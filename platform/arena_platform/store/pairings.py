@@ -55,17 +55,30 @@ def pairing_seed(ladder_seed: int, pairing_id: int) -> int:
 
 
 def create_pairings(
-    session: Session, *, ladder: Ladder, pairs: Sequence[tuple[int, int]], redelivery_seconds: int
+    session: Session,
+    *,
+    ladder: Ladder,
+    pairs: Sequence[tuple[int, int]],
+    redelivery_seconds: int,
+    urgent: Collection[int] = (),
 ) -> list[Pairing]:
-    """Queued pairings of `ladder` for the (bot_a_id, bot_b_id) `pairs`, with their seeds.
+    """Queued pairings of `ladder` for the (bot_a_id, bot_b_id) `pairs`, with their seeds; those at
+    the indices `urgent` are marked urgent (`most_urgent`).
 
     bot_a moves first in a pairing's first game. Flushes (the seed needs the id); the caller commits,
-    then sends one task message per pairing.
+    then sends the task messages.
     """
     deadline = utc_now() + timedelta(seconds=redelivery_seconds)
     pairings = [
-        Pairing(ladder_id=ladder.id, bot_a_id=a, bot_b_id=b, seed=0, lease_expires_at=deadline)
-        for a, b in pairs
+        Pairing(
+            ladder_id=ladder.id,
+            bot_a_id=a,
+            bot_b_id=b,
+            seed=0,
+            lease_expires_at=deadline,
+            urgent=index in urgent,
+        )
+        for index, (a, b) in enumerate(pairs)
     ]
     session.add_all(pairings)
     session.flush()
@@ -73,6 +86,34 @@ def create_pairings(
         pairing.seed = pairing_seed(ladder.seed, pairing.id)
     session.flush()
     return pairings
+
+
+def most_urgent(session: Session, *, instead_of: Sequence[int], most: int) -> list[int]:
+    """The pairings a task sent for `instead_of` plays in their place, oldest first; none when one
+    of `instead_of` is itself queued and urgent, or when no urgent pairing is queued.
+
+    An urgent pairing (a newcomer's introduction, a running SPRT's) jumps the messages of the round
+    in progress: the next task of any worker plays it. They are the oldest queued urgent pairing
+    that may be played in a batch (not isolated) and the queued urgent ones of its ladder that share
+    a bot with it (a newcomer's round robin, a SPRT's pairs), at most `most` in all.
+    """
+    queued_urgent = and_(col(Pairing.status) == QUEUED, col(Pairing.urgent))
+    own = select(Pairing.id).where(col(Pairing.id).in_(list(instead_of)), queued_urgent)
+    if session.exec(own).first() is not None:
+        return []
+    batchable = and_(queued_urgent, ~col(Pairing.isolated))
+    first = session.exec(select(Pairing).where(batchable).order_by(col(Pairing.id)).limit(1)).first()
+    if first is None:
+        return []
+    bots = [first.bot_a_id, first.bot_b_id]
+    sharing = or_(col(Pairing.bot_a_id).in_(bots), col(Pairing.bot_b_id).in_(bots))
+    statement = (
+        select(Pairing.id)
+        .where(batchable, col(Pairing.ladder_id) == first.ladder_id, sharing)
+        .order_by(col(Pairing.id))
+        .limit(most)
+    )
+    return list(session.exec(statement).all())
 
 
 def get_pairing(session: Session, *, pairing_id: int) -> Pairing:

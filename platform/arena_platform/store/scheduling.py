@@ -8,23 +8,57 @@ pairings as played, so that a pairing that kills every worker cannot stall a lad
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
-from sqlalchemy import func
+from sqlalchemy import Engine, func
 from sqlmodel import Session, col, select
 
 from arena_games.registry import get_game
 from arena_platform.db import plain_rows
+from arena_platform.db import session as open_session
 from arena_platform.models import Bot, Ladder, Pairing
+from arena_platform.queue import PLAY_PAIRINGS, Enqueue
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
+from arena_platform.scheduling import Pairing as ChosenPairing
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.ratings import lock_ladder, rating_estimates
 from arena_platform.store.sprt_tests import running_tests
 
 IN_FLIGHT_STATUSES = (QUEUED, RUNNING)
 QUARANTINE_FAILURES = 3  # failed pairings of one pair (each after max_attempts silent workers)
+SCHEDULE_ROUND = 32  # pairings booked at most per scheduling round (the in-flight cap binds first)
+# A round's pairings go out in messages of at most this many, each played as one batch, pairings
+# that share a bot together (`task_groups`): one block of the scheduler (SchedulePolicy.block).
+PAIRINGS_PER_TASK = 4
+
+
+def book_rounds(
+    engine: Engine, enqueue: Enqueue, ladder_ids: Sequence[int], *, redelivery_seconds: int
+) -> list[int]:
+    """Books each ladder's next round (`schedule_round`) and sends its play messages; their ids.
+
+    The ladders' messages are sent in turn (one of each, then the next of each), so that on a busy
+    queue no ladder's first games wait behind another ladder's whole round. Called where a bot
+    arrives (an upload, a checkpoint), so that its urgent pairings are booked at once, not behind
+    the queue's messages, and by the workers after each task.
+    """
+    rounds = []
+    for ladder_id in ladder_ids:
+        with open_session(engine) as db:
+            rounds.append(
+                schedule_round(
+                    db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=redelivery_seconds
+                )
+            )
+    messages = (task_messages(pairings, PAIRINGS_PER_TASK) for pairings in rounds)
+    for turn in itertools.zip_longest(*messages):
+        for message in turn:
+            if message is not None:
+                enqueue(PLAY_PAIRINGS, message)
+    return [pairing.id for pairings in rounds for pairing in pairings]
 
 
 def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:
@@ -34,7 +68,9 @@ def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_s
     known to it) books nothing: no worker of this code could play its pairings.
 
     The ladder's running SPRTs (new version against the previous one) are its priority pairs: a
-    new version's first games are its test, until the verdict.
+    new version's first games are its test, until the verdict. Those pairings, and the introduction
+    of a bot that joined after the ladder's first pairing (a new upload, version or checkpoint), are
+    urgent: the next task of any worker plays them (`store.pairings.most_urgent`).
 
     The ladder row stays locked while the round reads and books, so concurrent rounds of one ladder
     cannot overbook a bot. The random generator is seeded by the ladder's seed and the number of
@@ -44,16 +80,34 @@ def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_s
     if ladder.game_version != get_game(ladder.game).spec.version:
         session.commit()  # releases the lock
         return []
-    state = ladder_state(session, ladder=ladder)
+    newcomers = _newcomers(session, ladder_id=ladder.id)
+    state = ladder_state(session, ladder=ladder, newcomers=newcomers)
     booked = sum(state.played.values()) + sum(state.in_flight.values())
     rng = np.random.default_rng([ladder.seed % 2**32, booked])
     tests = running_tests(session, ladder_id=ladder.id)
     priority = [(str(test.new_bot_id), str(test.old_bot_id)) for test in tests]
     chosen = next_pairings(state, count, rng, priority=priority)
     pairs = [(int(pairing.first), int(pairing.second)) for pairing in chosen]
-    pairings = create_pairings(session, ladder=ladder, pairs=pairs, redelivery_seconds=redelivery_seconds)
+    urgent = {index for index, pairing in enumerate(chosen) if _urgent(pairing, pairs[index], newcomers)}
+    pairings = create_pairings(
+        session, ladder=ladder, pairs=pairs, redelivery_seconds=redelivery_seconds, urgent=urgent
+    )
     session.commit()
     return pairings
+
+
+def _urgent(pairing: ChosenPairing, bots: tuple[int, int], newcomers: set[int]) -> bool:
+    """Whether a booked pairing is urgent: a running SPRT's, or a newcomer's introduction."""
+    return pairing.reason == "priority" or (pairing.reason == "introduction" and bool(newcomers & set(bots)))
+
+
+def _newcomers(session: Session, *, ladder_id: int) -> set[int]:
+    """The active bots that joined `ladder_id` after its first pairing was booked."""
+    first = select(func.min(Pairing.created_at)).where(col(Pairing.ladder_id) == ladder_id).scalar_subquery()
+    statement = select(Bot.id).where(
+        col(Bot.ladder_id) == ladder_id, col(Bot.status) == "active", col(Bot.created_at) > first
+    )
+    return set(session.exec(statement).all())
 
 
 def task_messages(pairings: Sequence[Pairing], size: int) -> list[list[int]]:
@@ -63,8 +117,9 @@ def task_messages(pairings: Sequence[Pairing], size: int) -> list[list[int]]:
     return [[pairings[index].id for index in group] for group in task_groups(pairs, size)]
 
 
-def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:
-    """The scheduler's snapshot of `ladder`: active bots, pairings played and in flight, ratings."""
+def ladder_state(session: Session, *, ladder: Ladder, newcomers: Collection[int] = ()) -> LadderState:
+    """The scheduler's snapshot of `ladder`: active bots (`newcomers` among them marked so),
+    pairings played and in flight, ratings."""
     bots = session.exec(
         select(Bot).where(col(Bot.ladder_id) == ladder.id, col(Bot.status) == "active").order_by(Bot.id)
     )
@@ -81,7 +136,12 @@ def ladder_state(session: Session, *, ladder: Ladder) -> LadderState:
         tally_of[status][str(bot_a), str(bot_b)] += number
     played.update({pair: number for pair, number in failed.items() if number >= QUARANTINE_FAILURES})
     return LadderState(
-        bots=tuple(LadderBot(name=str(bot.id), is_house=bot.kind == "house", created=bot.id) for bot in bots),
+        bots=tuple(
+            LadderBot(
+                name=str(bot.id), is_house=bot.kind == "house", created=bot.id, newcomer=bot.id in newcomers
+            )
+            for bot in bots
+        ),
         played=played,
         in_flight=in_flight,
         ratings={

@@ -36,7 +36,6 @@ from arena_platform.api.deps import (
 from arena_platform.api.errors import ApiError, InvalidRequest, documented, not_found
 from arena_platform.db import session as open_session
 from arena_platform.models import User, utc_now
-from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.settings import Settings
 from arena_platform.store import bots, reads, users
 from arena_platform.store.ladders import ensure_ladder
@@ -49,6 +48,7 @@ from arena_platform.store.reads import (
     RatingPoint,
     SprtView,
 )
+from arena_platform.store.scheduling import book_rounds
 from arena_platform.store.sprt_tests import SprtParameters
 
 _log = logging.getLogger(__name__)
@@ -365,12 +365,16 @@ def _insert_bot(
 
 
 def _schedule(services: Services, ladder_id: int) -> None:
-    """Ask the workers to book the ladder's next pairings. The bot is recorded already, so a broker
-    failure is logged, not reported: the ladder's next scheduling run picks the bot up."""
+    """Books the ladder's next round at once and sends it: the new bot's pairings are urgent, played
+    by the next task a worker takes (store.scheduling). The bot is recorded already, so a failure
+    is logged, not reported: what was booked but not sent is sent by a sweep, and the ladder's next
+    round picks the bot up otherwise."""
     try:
-        services.enqueue(SCHEDULE_LADDER, ladder_id)
+        book_rounds(
+            services.engine, services.enqueue, [ladder_id], redelivery_seconds=services.settings.lease_seconds
+        )
     except Exception:
-        _log.exception("could not enqueue %s for ladder %d", SCHEDULE_LADDER, ladder_id)
+        _log.exception("could not book and send a round of ladder %d", ladder_id)
 
 
 def _described(session: Session, bot_id: int) -> BotDetail:
