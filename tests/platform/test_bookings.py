@@ -129,3 +129,20 @@ def test_my_bots_lists_the_callers_bots_versions_sprts_training_and_games_agains
     ]
     [played] = mine["human_games"]
     assert (played["bot"]["id"], played["status"], played["human_seat"]) == (seeded.alpha, "playing", 0)
+
+
+def test_urgent_pairings_are_ahead_of_the_round_in_the_queue(client, engine: Engine, paced):
+    """A newcomer's urgent pairings (store.pairings.most_urgent) go before the round's queued ones."""
+    with session(engine) as db:
+        urgent = Pairing(
+            ladder_id=paced.ladder_id, bot_a_id=paced.random, bot_b_id=paced.uct, seed=0, urgent=True
+        )
+        db.add(urgent)
+        db.commit()
+    house = client.get(f"/api/v1/bots/{paced.uct}").json()["queue"]
+    assert (house["queued"], house["ahead"]) == (3, 0)  # alpha's two were booked before, not urgent
+    assert [(booked["status"], booked["opponent"]["name"]) for booked in house["booked"]] == [
+        ("running", "alpha"), ("queued", "random"), ("queued", "alpha"), ("queued", "alpha"),
+    ]  # fmt: skip
+    alpha = client.get(f"/api/v1/bots/{paced.alpha}").json()["queue"]
+    assert alpha["ahead"] == 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, or_
+from sqlalchemy import and_, func, literal, or_
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
@@ -37,17 +37,22 @@ def ladder_pace(session: Session, *, ladder: Ladder, now: datetime | None = None
     return LadderPace(finished=finished, minutes=minutes, per_minute=finished / minutes)
 
 
-def pairings_ahead(session: Session, *, pairing: Pairing) -> int:
-    """How many queued pairings of `pairing`'s ladder the workers take before it.
+# The order in which workers take a ladder's queued pairings, which `pairings_ahead` counts in:
+# urgent ones first (a newcomer's introduction, a running SPRT's pairs: the next task any worker
+# takes plays them, store.pairings.most_urgent), oldest first; then booking order (the pairing id:
+# a ladder's task messages go out in the order its pairings were booked, and the broker hands them
+# out first in, first out). Where scheduling changes the order, these two are the ones to follow it.
+QUEUE_ORDER = (col(Pairing.urgent).desc(), col(Pairing.id))
 
-    The order assumed is booking order (the pairing id): a ladder's pairings go out as task messages
-    in the order they were booked, and the broker hands the messages out first in, first out. Where
-    scheduling puts some pairings ahead of others, this function is the one to follow it.
-    """
+
+def pairings_ahead(session: Session, *, pairing: Pairing) -> int:
+    """How many queued pairings of `pairing`'s ladder the workers take before it (QUEUE_ORDER)."""
+    same_rank = col(Pairing.urgent) == pairing.urgent
+    before = col(Pairing.urgent) if not pairing.urgent else literal(False)
     statement = select(func.count()).where(
         col(Pairing.ladder_id) == pairing.ladder_id,
         col(Pairing.status) == QUEUED,
-        col(Pairing.id) < pairing.id,
+        or_(before, and_(same_rank, col(Pairing.id) < pairing.id)),
     )
     return session.exec(statement).one()
 
@@ -64,7 +69,7 @@ def bot_queue(session: Session, *, bot: Bot, ladder: Ladder) -> BotQueue:
         select(Pairing, opponent)
         .join(opponent, opponent.id == other_id)
         .where(col(Pairing.ladder_id) == ladder.id, pending, theirs)
-        .order_by(col(Pairing.status) == QUEUED, col(Pairing.id))
+        .order_by(col(Pairing.status) == QUEUED, *QUEUE_ORDER)
     ).all()
     queued = [pairing for pairing, _ in rows if pairing.status == QUEUED]
     pace = ladder_pace(session, ladder=ladder)
