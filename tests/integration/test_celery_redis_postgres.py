@@ -276,7 +276,9 @@ def test_a_pairing_whose_worker_dies_whenever_it_plays_alone_is_failed_and_booke
 def test_three_kills_of_one_pairings_worker_cost_it_nothing_and_change_no_result(
     engine, worker_environment, start_worker, redis_url, tmp_path
 ):
-    ladder = _chaos_ladder(engine, simulations=8)
+    # A pairing must run long enough to be seen running and killed again (on the compiled core, a
+    # pairing of uct at 8 simulations is over in about 50 ms): at 400 it runs for half a second or more.
+    ladder = _chaos_ladder(engine, simulations=400)
     workers = [start_worker(worker_environment(**DEATH_SETTINGS), beat=True)]
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
     killed: set[str] = set()
