@@ -15,7 +15,7 @@ from arena_bots.manifest import Manifest
 from arena_platform.api.routes.ladders import LadderOut, Leaderboard, leaderboard_document
 from arena_platform.db import session
 from arena_platform.models import Bot, PairCount, Pairing, Rating, User
-from arena_platform.store import bots, pairings, reads
+from arena_platform.store import bookings, bots, pairings, reads
 from arena_platform.store.ladders import get_ladder
 from arena_platform.store.ratings import refit_ladder
 from arena_platform.store.results import PlayedGame, record_pairing, recount_pairs
@@ -104,11 +104,11 @@ def read_leaderboard(engine: Engine, ladder_id: int) -> list[str]:
     return seen
 
 
-def test_an_uncached_leaderboard_read_is_three_statements_on_the_ready_rows(engine: Engine, seeded):
+def test_an_uncached_leaderboard_read_is_four_statements_on_the_ready_rows(engine: Engine, seeded):
     small = read_leaderboard(engine, seeded.ladder_id)
     add_rated_bots(engine, seeded.ladder_id, 40)
     big = read_leaderboard(engine, seeded.ladder_id)
-    assert len(small) == len(big) == 3  # the ladder, its progress, its entries: not one per bot
+    assert len(small) == len(big) == 4  # the ladder, its progress, its pace, its entries: not one per bot
     for statement in big:
         assert tables_read(statement) <= READY_TABLES, statement  # no game, rating, bot or owner
     with session(engine) as db:
@@ -117,9 +117,11 @@ def test_an_uncached_leaderboard_read_is_three_statements_on_the_ready_rows(engi
 
 def test_the_document_is_the_json_of_the_leaderboard_model(engine: Engine, seeded):
     with session(engine) as db:
+        ladder = get_ladder(db, ladder_id=seeded.ladder_id)
         model = Leaderboard(
-            ladder=LadderOut.model_validate(get_ladder(db, ladder_id=seeded.ladder_id), from_attributes=True),
+            ladder=LadderOut.model_validate(ladder, from_attributes=True),
             progress=reads.pairing_progress(db, ladder_id=seeded.ladder_id),
+            pace=bookings.ladder_pace(db, ladder=ladder),
             entries=reads.leaderboard(db, ladder_id=seeded.ladder_id),
         )
         assert leaderboard_document(seeded.ladder_id, db) == model.model_dump_json().encode()
