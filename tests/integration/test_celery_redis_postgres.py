@@ -239,20 +239,22 @@ def _assert_played_as_if_undisturbed(engine, ladder_id: int, folder: Path) -> No
 # Leases long enough that a dead worker is always found by its silent heartbeat first (two beats,
 # once the sweeper has watched the beats for two: its process may take seconds to start on a busy machine).
 DEATH_SETTINGS = WORKER_SETTINGS | {"lease_seconds": 20}
+# uct simulations at which a Bobail pairing runs long enough to be seen running and killed, again and
+# again: on the compiled core a pairing at 48 is over in about 0.1 s, at 400 in half a second or more.
+PLAYS_A_WHILE = 400
 
 
 def test_a_pairing_whose_worker_dies_whenever_it_plays_alone_is_failed_and_booked_again(
     engine, worker_environment, start_worker, redis_url
 ):
-    with session(engine) as db:
-        ladder = ensure_ladder(db, game="bobail", simulations=48, seed=9)  # two house bots: random, uct
-        db.commit()
+    ladder = _chaos_ladder(engine, simulations=PLAYS_A_WHILE)
     environment = worker_environment(**DEATH_SETTINGS, max_attempts=1)  # one death alone fails it
     start_worker(environment, beat=True)
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
     killed: set[str] = set()
     doomed = _kill_its_worker(engine, None, killed)  # in its batch: isolated, at no cost
-    while _pairing(engine, doomed.id).status != "failed":  # alone: its own death, and out of attempts
+    while (status := _pairing(engine, doomed.id).status) != "failed":  # alone: its own death, out of attempts
+        assert status != "done", "the pairing was played to the end before its worker could be killed"
         _kill_its_worker(engine, doomed.id, killed, stop_when=lambda: _pairing(engine, doomed.id).finished_at)
 
     def replaced() -> bool:
@@ -276,9 +278,7 @@ def test_a_pairing_whose_worker_dies_whenever_it_plays_alone_is_failed_and_booke
 def test_three_kills_of_one_pairings_worker_cost_it_nothing_and_change_no_result(
     engine, worker_environment, start_worker, redis_url, tmp_path
 ):
-    # A pairing must run long enough to be seen running and killed again (on the compiled core, a
-    # pairing of uct at 8 simulations is over in about 50 ms): at 400 it runs for half a second or more.
-    ladder = _chaos_ladder(engine, simulations=400)
+    ladder = _chaos_ladder(engine, simulations=PLAYS_A_WHILE)
     workers = [start_worker(worker_environment(**DEATH_SETTINGS), beat=True)]
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
     killed: set[str] = set()
