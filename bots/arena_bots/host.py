@@ -133,6 +133,16 @@ class ModelFault(Exception):
         self.blame: Blame = blame or _BLAME_BY_CODE.get(code, "unknown")
 
 
+def second_loss_verdict(first: ModelFault, second: ModelFault) -> ModelFault | None:
+    """Whom a host lost twice on the same positions costs, the first loss not the model's doing (the
+    caller tried a fresh host) and the second not provably so: the model when both hosts crashed of
+    unknown cause (the fault returned, blamed on it), otherwise the platform (None)."""
+    if first.blame == second.blame == "unknown":
+        again = f"{second.message} (it crashed a fresh host too, on the same positions)"
+        return ModelFault(second.code, again, blame="model")
+    return None
+
+
 class ModelHost(InferenceBackend):
     """An uploaded model served by a child process; `run` matches `InProcessSession.run`.
 

@@ -35,7 +35,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlmodel import col, select
 
-from arena_bots.host import ModelFault, ModelHost
+from arena_bots.host import ModelFault, ModelHost, second_loss_verdict
 from arena_bots.loading import house_player, network_player
 from arena_bots.manifest import Manifest
 from arena_bots.match import MatchResult, MatchSetup, PlatformFault, Player, play_many
@@ -218,9 +218,8 @@ class ServedModel:
         except ModelFault as fault:
             if fault.blame == "model":
                 raise
-            if first.blame == fault.blame == "unknown":
-                again = f"{fault.message} (it crashed a fresh host too, on the same positions)"
-                raise ModelFault(fault.code, again, blame="model") from None
+            if (verdict := second_loss_verdict(first, fault)) is not None:
+                raise verdict from None
             raise PlatformFault(f"the hosts of model {self._sha256[:12]} failed: {first}; {fault}") from fault
 
     def _run_once(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -2,7 +2,7 @@
 own player code at a given budget, a network bot in a cached model host (`api.hosts`).
 
 Only a fault traced to the model costs the bot (a decision without an action: a game against a
-person is then its forfeit), by the rule the workers follow (arena_workers.runner.ServedModel): a
+person is then its forfeit), by the rule the workers follow (arena_bots.host.second_loss_verdict): a
 host that fails otherwise is replaced and the position tried once more; a crash of unknown cause
 on the fresh host too is the model's, anything else is the platform's (503, nothing played).
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlmodel import Session
 
-from arena_bots.host import ModelFault, ModelHost
+from arena_bots.host import ModelFault, ModelHost, second_loss_verdict
 from arena_bots.loading import house_player, network_player
 from arena_bots.manifest import Manifest
 from arena_bots.match import Decision, PlatformFault, Request
@@ -82,10 +82,8 @@ def bot_decision(services: Services, bot: Bot, game: Game, request: Request, sim
     try:
         return _network_decision(services, bot, game, request, simulations)
     except _HostLost as lost:
-        if first.blame == lost.fault.blame == "unknown":
-            return Decision(
-                action=None, fault=f"{lost.fault} (it crashed a fresh host too, on the same position)"
-            )
+        if (verdict := second_loss_verdict(first, lost.fault)) is not None:
+            return Decision(action=None, fault=str(verdict))
         raise ApiError(
             503,
             "platform_fault",
