@@ -1,29 +1,55 @@
-"""Pente's compiled kernels against the reference rules, bit for bit (ARCHITECTURE "Compiled core").
+"""Pente's compiled kernels against the reference rules and encoder, bit for bit (ARCHITECTURE
+"Compiled core").
 
-On 10,000+ positions of random games (three configs, and games that fill the board): legal masks,
-every field of `to_dict` after each step, returns and end reasons; random playouts against the
-NumPy playouts draw for draw; the PCG64 replica against NumPy's generator.
+On 10,000+ positions of random games (three configs, and games that fill the board) and games of
+the zoo's nets: legal masks, every field of `to_dict` after each step, returns, end reasons and the
+network inputs of both players (finished games' too); random playouts against the NumPy playouts
+draw for draw; the PCG64 replica against NumPy's generator.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 from kernel_checks import add_random_games, assert_playouts_draw_for_draw, assert_refuses_a_shared_generator
 from pente_positions import last_empty_point_state, near_full_state
 
+from arena_bots.match import Request
+from arena_bots.players import SamplePlayer
+from arena_bots.runtime import InProcessSession
 from arena_games import pcg64
-from arena_games.pente import GAME, kernels, playouts, rules
+from arena_games.pente import GAME, encoding, kernels, playouts, rules
 from arena_games.pente.tables import NUM_POINTS
 
 CONFIGS = ({}, {"first_move_center": False, "tournament_rule": False}, {"ply_cap": 40})
 POSITIONS = 10_000
+ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "pente"
+ZOO_GAMES = 6  # between the zoo's final and early AlphaZero nets, each move drawn from the policy
+
+
+def zoo_positions(games: int) -> tuple[list[rules.PenteState], list[int]]:
+    """Each running position of `games` games between the zoo's nets and the move played from it."""
+    nets = [SamplePlayer(InProcessSession(ZOO / f"az-pente-{name}.onnx")) for name in ("final", "early")]
+    states, moves = [], []
+    for seed in range(games):
+        rng, state = np.random.default_rng(seed), rules.init(seed)
+        while not state.end:
+            player = state.ply % 2
+            (decision,) = nets[(player + seed) % 2].decide(GAME, [Request(state, player, rng)])
+            states.append(state)
+            moves.append(decision.action[0])
+            state = rules.step(state, [decision.action])
+    return states, moves
 
 
 def random_positions(count: int) -> tuple[list[rules.PenteState], list[int]]:
-    """At least `count` running positions of uniformly random games by the reference rules, and the
-    move played from each: games from the start under CONFIGS, and from near-full boards."""
-    states, moves = [last_empty_point_state()], [0]
+    """At least `count` running positions and the move played from each: zoo games, then uniformly
+    random games by the reference rules from the start under CONFIGS and from near-full boards."""
+    states, moves = zoo_positions(ZOO_GAMES)
+    states.append(last_empty_point_state())
+    moves.append(0)
     add_random_games(GAME, first_state, count, states, moves)
     return states, moves
 
@@ -64,6 +90,24 @@ def test_steps_returns_and_end_reasons_equal_the_reference(positions):
         assert rules.end_reason(got) == rules.end_reason(expected)
         reasons.add(expected.end)
     assert reasons == {"", *rules.END_REASONS}  # every way a game ends was stepped into
+
+
+def test_encodings_of_both_players_equal_the_reference(positions):
+    states, moves = positions
+    boards, infos = kernels.pack(states)
+    after_boards, after_infos = boards.copy(), infos.copy()
+    kernels.step_batch(after_boards, after_infos, np.array(moves))
+    finished = np.flatnonzero(after_infos[:, kernels.END] != playouts.RUNNING)
+    # the finished games too (to_state gives the reference's state: the step test above)
+    ended = [kernels.to_state(after_boards[row], after_infos[row]) for row in finished]
+    boards = np.concatenate([boards, after_boards[finished]])
+    infos = np.concatenate([infos, after_infos[finished]])
+    for player in (0, 1):
+        expected = [encoding.encode(state, player) for state in states + ended]
+        planes, captures = kernels.encode_batch(boards, infos, np.full(len(infos), player))
+        assert planes.dtype == captures.dtype == np.float32
+        assert np.array_equal(planes, np.stack([inputs["board"] for inputs in expected]))
+        assert np.array_equal(captures, np.stack([inputs["captures"] for inputs in expected]))
 
 
 def test_finished_games_have_no_legal_move_and_keep_their_returns():

@@ -1,8 +1,9 @@
-"""Pente's compiled kernels (Numba): the rules of `rules` on arrays, for search and playouts.
+"""Pente's compiled kernels (Numba): the rules of `rules` and the input of `encoding` on arrays, for
+search and playouts.
 
-`rules` stays the readable reference; these kernels must agree with it bit for bit
-(tests/games/test_pente_kernels.py checks masks, steps, returns and end reasons on 10,000+ positions,
-and the playouts against `playouts.playouts` draw for draw).
+`rules` and `encoding` stay the readable reference; these kernels must agree with them bit for bit
+(tests/games/test_pente_kernels.py checks masks, steps, returns, end reasons and encodings on
+10,000+ positions, and the playouts against `playouts.playouts` draw for draw).
 
 A game is two arrays, changed in place by the kernels:
   board  int8 (STRIDE,): cell values by point (EMPTY, or p + 1 for a stone of player p), then the
@@ -26,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from arena_games import kernel_batches, pcg64
+from arena_games.pente.encoding import BOARD_PLANES, INPUTS
 from arena_games.pente.playouts import (
     BLOCK,
     BOARD_FULL_CODE,
@@ -47,6 +49,7 @@ from arena_games.pente.tables import (
     OPENING_BANS,
     RAY_LENGTH,
     RAYS,
+    SIZE,
     TOURNAMENT_BAN,
 )
 
@@ -62,6 +65,7 @@ _WORD_REJECTED = np.uint64((1 << _WORD_BITS) % NUM_POINTS)  # playouts.POINT_OF_
 _RAYS = RAYS.astype(np.int16)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _TWO_POW_32 = np.uint64(1 << 32)
+(_CAPTURE_INPUTS,) = INPUTS["captures"]  # the "captures" input's length: the player's, then the opponent's
 
 
 def from_state(state: PenteState) -> tuple[np.ndarray, np.ndarray]:
@@ -195,6 +199,41 @@ def returns_of(info: np.ndarray) -> tuple[float, float]:
     if info[END] != FIVE_CAPTURES_CODE and info[END] != FIVE_IN_A_ROW_CODE:
         return 0.0, 0.0
     return (1.0, -1.0) if (info[PLY] - 1) % 2 == 0 else (-1.0, 1.0)
+
+
+@njit(cache=True)
+def encode(
+    board: np.ndarray, info: np.ndarray, player: int, planes: np.ndarray, captures: np.ndarray
+) -> None:
+    """Writes `encoding.encode(state, player)` for `player` (0 or 1, to move or not): its "board"
+    into `planes` (float32 (6, 19, 19)) and its "captures" into `captures` (float32 (2,))."""
+    running = info[END] == RUNNING
+    to_move = np.float32(1.0 if running and info[PLY] % 2 == player else 0.0)
+    first = np.float32(1.0 if player == 0 else 0.0)
+    banned = OPENING_BANS[ban_kind(info) if running else NO_BAN]
+    own, other = player + 1, 2 - player
+    for point in range(NUM_POINTS):
+        y, x = point // SIZE, point % SIZE
+        cell = board[point]
+        planes[0, y, x] = 1.0 if cell == own else 0.0
+        planes[1, y, x] = 1.0 if cell == other else 0.0
+        planes[2, y, x] = to_move
+        planes[3, y, x] = first
+        planes[4, y, x] = 1.0
+        planes[5, y, x] = 1.0 if banned[point] and cell == EMPTY else 0.0
+    pairs_to_win = np.float32(PAIRS_TO_WIN)
+    captures[0] = np.float32(info[CAPTURES_0 + player]) / pairs_to_win
+    captures[1] = np.float32(info[CAPTURES_0 + 1 - player]) / pairs_to_win
+
+
+@njit(cache=True)
+def encode_batch(boards: np.ndarray, infos: np.ndarray, players: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row i `encode`d for players[i]: "board" float32 (n, 6, 19, 19) and "captures" float32 (n, 2)."""
+    planes = np.empty((infos.shape[0], BOARD_PLANES, SIZE, SIZE), dtype=np.float32)
+    captures = np.empty((infos.shape[0], _CAPTURE_INPUTS), dtype=np.float32)
+    for row in range(infos.shape[0]):
+        encode(boards[row], infos[row], players[row], planes[row], captures[row])
+    return planes, captures
 
 
 @njit(cache=True)
