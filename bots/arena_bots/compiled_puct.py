@@ -3,14 +3,15 @@ compiled core (ARCHITECTURE §9).
 
 It is `arena_bots.mcts.search` with rule "puct" (lockstep over the requests, `leaves_per_round`
 descents per tree and round with virtual loss, no root noise) on a game's kernels (`GAMES`:
-Bobail's), with a `NetworkEvaluator`. The trees, the descents, the steps to the new leaves, their
-legal masks and encodings run in compiled code; Python is back once per round with the batch of
-the new leaves' encodings, which it hands to `NetworkEvaluator.evaluate_inputs` (the model host),
-and gives the priors and values to the compiled expansion and backup. The tree's functions take
-the game's tag and call its kernels through `compiled_uct`'s stubs (bound by the tag's type, so
-Numba's cache holds across processes). Scores are computed in the reference's precisions (edge
-visits, values and priors float32, node visits and values float64), so with a deterministic
-evaluator the visits, priors and root value are the reference's (tests/bots/test_compiled_puct.py).
+Bobail's and Pente's), with a `NetworkEvaluator`. The trees, the descents, the steps to the new
+leaves, their legal masks and encodings (every input of the game's spec) run in compiled code;
+Python is back once per round with the batch of the new leaves' encodings, which it hands to
+`NetworkEvaluator.evaluate_inputs` (the model host), and gives the priors and values to the
+compiled expansion and backup. The tree's functions take the game's tag and call its kernels
+through `compiled_uct`'s stubs (bound by the tag's type, so Numba's cache holds across
+processes). Scores are computed in the reference's precisions (edge visits, values and priors
+float32, node visits and values float64), so with a deterministic evaluator the visits, priors and
+root value are the reference's (tests/bots/test_compiled_puct.py).
 
 Layout: one forest for all trees of a call. Nodes (at most requests x (simulations + 1)) with
 their state arrays (the game's (board, info)), first edge, edge count, visits, value sum, player
@@ -23,7 +24,7 @@ node or -1, virtual or not) over flat path arrays; its new running leaves are ro
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,7 @@ from numba import njit
 from arena_bots.compiled_uct import GAMES as TREE_GAMES
 from arena_bots.compiled_uct import (
     BobailTag,
+    PenteTag,
     TreeGame,
     _copy,
     _legal_mask,
@@ -46,14 +48,27 @@ from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, SearchResult, child_priors, evaluate_rows, root_result
 from arena_games.api import Game
 from arena_games.bobail import kernels as bobail
+from arena_games.pente import kernels as pente
 
 _UNEXPANDED, _PENDING = -1, -2  # an edge's child before expansion; while its leaf is evaluated
 
-# The network input of a position for its player to move, per tag: (board, info, player, out).
-_ENCODERS = {BobailTag: bobail.encode}
+
+@njit(cache=True)
+def _bobail_encode(history: np.ndarray, info: np.ndarray, player: int, inputs: tuple, row: int) -> None:
+    bobail.encode(history, info, player, inputs[0][row])
+
+
+@njit(cache=True)
+def _pente_encode(board: np.ndarray, info: np.ndarray, player: int, inputs: tuple, row: int) -> None:
+    pente.encode(board, info, player, inputs[0][row], inputs[1][row])
+
+
+# Per tag: (board, info, player, inputs, row) writes the network input of the position for `player`
+# into row `row` of each array of `inputs` (one per input of the game's spec, in its order).
+_ENCODERS = {BobailTag: _bobail_encode, PenteTag: _pente_encode}
 _encode = by_tag(_ENCODERS.__getitem__)
 
-GAMES = {"bobail": TREE_GAMES["bobail"]}  # the games with kernels and an encoder (_ENCODERS)
+GAMES = {name: TREE_GAMES[name] for name in ("bobail", "pente")}  # with kernels and an encoder (_ENCODERS)
 
 
 def supports(game: Game, evaluator: object, config: SearchConfig) -> bool:
@@ -96,7 +111,7 @@ class _Leaves(NamedTuple):
     lane: np.ndarray  # int64 (R,): the tree it belongs to
     player: np.ndarray  # int64 (R,): its player to move
     legal: np.ndarray  # bool (R, A)
-    inputs: np.ndarray  # float32 (R, *input shape): its encoding for its player to move
+    inputs: tuple  # per input of the spec, float32 (R, *its shape): the encoding for its player to move
     descent_lane: np.ndarray  # int64 (D,)
     descent_start: np.ndarray  # int64 (D,): its first level in path_nodes / path_edges
     descent_depth: np.ndarray  # int64 (D,): its levels
@@ -117,13 +132,13 @@ def search(
     for request, (_, info) in zip(requests, positions, strict=True):
         if tree_game.kernels.mover(info) != request.player:
             raise ValueError(f"request for player {request.player}, but the position's mover differs")
-    (name, shape), tag = next(iter(game.spec.inputs.items())), tree_game.tag
+    names, tag = tuple(game.spec.inputs), tree_game.tag
     forest = _new_forest(tree_game, positions[0], len(requests) * (config.simulations + 1))
-    leaves = _new_leaves(tree_game, shape, len(requests) * config.leaves_per_round)
+    leaves = _new_leaves(tree_game, game.spec.inputs.values(), len(requests) * config.leaves_per_round)
     boards = np.stack([board for board, _ in positions])
     infos = np.stack([info for _, info in positions])
     roots = _add_roots(tag, forest, boards, infos, leaves)
-    evaluation, evaluated, faults = _evaluate(evaluator, name, leaves, len(requests), tree_game.actions)
+    evaluation, evaluated, faults = _evaluate(evaluator, names, leaves, len(requests), tree_game.actions)
     _attach(forest, leaves, evaluation.priors, evaluation.values, evaluated)
     live = np.array([lane for lane in range(len(requests)) if lane not in faults], dtype=np.int64)
     root_priors = {lane: child_priors(forest, roots[lane]) for lane in live.tolist()}
@@ -134,7 +149,7 @@ def search(
         count, descended = _descend(
             tag, forest, roots, live, descents, config.exploration, config.fpu_reduction, leaves
         )
-        evaluation, evaluated, failed = _evaluate(evaluator, name, leaves, count, tree_game.actions)
+        evaluation, evaluated, failed = _evaluate(evaluator, names, leaves, count, tree_game.actions)
         failed_lanes = {int(leaves.lane[row]): fault for row, fault in failed.items()}
         dropped = np.array(sorted(failed_lanes), dtype=np.int64)
         _finish_round(forest, leaves, evaluation.priors, evaluation.values, evaluated, descended, dropped)
@@ -150,7 +165,7 @@ def search(
 
 
 def _evaluate(
-    evaluator: NetworkEvaluator, name: str, leaves: _Leaves, count: int, width: int
+    evaluator: NetworkEvaluator, names: tuple[str, ...], leaves: _Leaves, count: int, width: int
 ) -> tuple[Evaluation, np.ndarray, dict[int, str]]:
     """Evaluates the first `count` leaves in one model call (fewer, again, where some rows fail: the
     reference's `evaluate_rows`): their evaluation, which rows were evaluated (bool (count,)) and
@@ -158,7 +173,8 @@ def _evaluate(
 
     def rows_of(rows: list[int]) -> Evaluation:
         take = slice(count) if len(rows) == count else np.asarray(rows, dtype=np.int64)
-        return evaluator.evaluate_inputs({name: leaves.inputs[take]}, leaves.legal[take])
+        inputs = {name: planes[take] for name, planes in zip(names, leaves.inputs, strict=True)}
+        return evaluator.evaluate_inputs(inputs, leaves.legal[take])
 
     evaluation, faults = evaluate_rows(rows_of, count, width)
     evaluated = np.ones(count, dtype=np.bool_)
@@ -172,14 +188,15 @@ def _new_forest(game: TreeGame, position: tuple[np.ndarray, np.ndarray], nodes: 
     return _Forest(*node_and_edge_arrays(game, board, info, nodes), np.empty_like(board), np.empty_like(info))
 
 
-def _new_leaves(game: TreeGame, shape: tuple[int, ...], rows: int) -> _Leaves:
-    """Room for a round of `rows` descents (trees x descents per round)."""
+def _new_leaves(game: TreeGame, shapes: Iterable[tuple[int, ...]], rows: int) -> _Leaves:
+    """Room for a round of `rows` descents (trees x descents per round), of a game whose network
+    inputs have these shapes."""
     return _Leaves(
         np.empty(rows, dtype=np.int64),
         np.empty(rows, dtype=np.int64),
         np.empty(rows, dtype=np.int64),
         np.empty((rows, game.actions), dtype=np.bool_),
-        np.empty((rows, *shape), dtype=np.float32),
+        tuple(np.empty((rows, *shape), dtype=np.float32) for shape in shapes),
         np.empty(rows, dtype=np.int64),
         np.empty(rows, dtype=np.int64),
         np.empty(rows, dtype=np.int64),
@@ -211,7 +228,7 @@ def _queue(tag: tuple, forest: _Forest, node: int, lane: int, leaves: _Leaves, r
     player = forest.node_player[node]
     leaves.node[row], leaves.lane[row], leaves.player[row] = node, lane, player
     _legal_mask(tag, forest.boards[node], forest.infos[node], leaves.legal[row])
-    _encode(tag, forest.boards[node], forest.infos[node], player, leaves.inputs[row])
+    _encode(tag, forest.boards[node], forest.infos[node], player, leaves.inputs, row)
 
 
 @njit(cache=True)

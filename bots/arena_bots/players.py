@@ -90,8 +90,8 @@ class MctsPlayer:
     visited move, above 0 samples by visits^(1 / temperature). `fpu_reduction`, the Dirichlet
     root noise and `leaves_per_round` (virtual loss; SEARCH_LEAVES) are as in
     `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`, ARENA_CORE): on
-    "compiled", Bobail with a network evaluator searches in `compiled_puct` (the reference's very
-    visits for a deterministic evaluator); elsewhere `mcts.search`.
+    "compiled", Bobail and Pente with a network evaluator search in `compiled_puct` (the reference's
+    very visits for a deterministic evaluator); elsewhere `mcts.search`.
     """
 
     def __init__(

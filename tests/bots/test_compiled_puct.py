@@ -1,7 +1,7 @@
 """The compiled PUCT against the reference search (`mcts.search`, rule "puct", a network evaluator):
 with a deterministic network the same visits, priors and root values, lockstep and virtual loss
 alike, the same faults for rows the network fails, so the AlphaZero player plays the same moves on
-both cores (ARENA_CORE) on Bobail."""
+both cores (ARENA_CORE) on Bobail and Pente (two network inputs: its board planes and captures)."""
 
 from __future__ import annotations
 
@@ -16,23 +16,27 @@ from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.players import MctsPlayer
+from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
+from arena_games.pente import GAME as PENTE
 
 
 class LinearNetwork:
-    """A deterministic stand-in for a model: policy logits and a tanh value, linear in the input
-    planes; a row equal to `broken` (one position's input) gets a NaN value (a model's fault)."""
+    """A deterministic stand-in for a model of `game`: policy logits and a tanh value, linear in its
+    inputs (all of them, flat, in the spec's order); a row equal to `broken` (one position's inputs,
+    flat) gets a NaN value (a model's fault)."""
 
-    def __init__(self, seed: int, broken: np.ndarray | None = None) -> None:
+    def __init__(self, seed: int, game: Game = BOBAIL, broken: np.ndarray | None = None) -> None:
         rng = np.random.default_rng(seed)
-        features = int(np.prod(BOBAIL.spec.inputs["board"]))
-        self.policy = rng.normal(0, 0.3, (features, BOBAIL.spec.heads["move"])).astype(np.float32)
-        self.value = rng.normal(0, 0.05, features).astype(np.float32)
+        features = sum(int(np.prod(shape)) for shape in game.spec.inputs.values())
+        scale = 1 / np.sqrt(features)  # logits and values of about 10 and 1.6 (standard deviations)
+        self.policy = rng.normal(0, 10 * scale, (features, game.spec.heads["move"])).astype(np.float32)
+        self.value = rng.normal(0, 1.6 * scale, features).astype(np.float32)
         self.broken = broken
         self.calls: list[int] = []  # batch size per call
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        flat = inputs["board"].reshape(len(inputs["board"]), -1)
+        flat = np.concatenate([planes.reshape(len(planes), -1) for planes in inputs.values()], axis=1)
         self.calls.append(len(flat))
         values = np.tanh(flat @ self.value)
         if self.broken is not None:
@@ -40,9 +44,9 @@ class LinearNetwork:
         return {"policy": flat @ self.policy, "value": values}
 
 
-def requests(states: list[Any], seed: int) -> list[Request]:
+def requests(states: list[Any], seed: int, game: Game = BOBAIL) -> list[Request]:
     return [
-        Request(state, BOBAIL.to_move(state)[0], np.random.default_rng((seed, i)))
+        Request(state, game.to_move(state)[0], np.random.default_rng((seed, i)))
         for i, state in enumerate(states)
     ]
 
@@ -56,26 +60,40 @@ def assert_same(compiled: list, reference: list) -> None:
         assert ours.value == theirs.value
 
 
-POSITIONS = [random_state(seed, plies, BOBAIL) for seed, plies in [(1, 0), (2, 7), (3, 20), (4, 41)]] + [
-    late_state(seed, left) for seed, left in [(5, 3), (6, 8), (7, 1)]
-]
-RUNNING = [state for state in POSITIONS if not BOBAIL.is_over(state)]
+POSITIONS = {  # per game: positions near the start (the opening rules' bans), mid-game, near the end
+    "bobail": [random_state(seed, plies, BOBAIL) for seed, plies in [(1, 0), (2, 7), (3, 20), (4, 41)]]
+    + [late_state(seed, left) for seed, left in [(5, 3), (6, 8), (7, 1)]],
+    "pente": [random_state(seed, plies, PENTE) for seed, plies in [(1, 0), (2, 1), (3, 2), (5, 160)]]
+    + [late_state(seed, left, PENTE) for seed, left in [(8, 2), (9, 5), (10, 1)]],  # captures up to 4
+}
+RUNNING = {
+    game.name: [state for state in POSITIONS[game.name] if not game.is_over(state)]
+    for game in (BOBAIL, PENTE)
+}
+GAMES = [pytest.param(game, id=game.name) for game in (BOBAIL, PENTE)]
 
 
+def flat_inputs(game: Game, state: Any) -> np.ndarray:
+    """The state's network inputs for its player to move, flat, in the spec's order."""
+    inputs = game.encode(state, game.to_move(state)[0])
+    return np.concatenate([inputs[name].reshape(-1) for name in game.spec.inputs])
+
+
+@pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("leaves", [1, 4, 8])
 @pytest.mark.parametrize("fpu_reduction", [0.0, 0.25])
-def test_visits_equal_the_reference_search(leaves: int, fpu_reduction: float) -> None:
-    states = RUNNING
+def test_visits_equal_the_reference_search(game: Game, leaves: int, fpu_reduction: float) -> None:
+    states = RUNNING[game.name]
     config = SearchConfig(simulations=120, leaves_per_round=leaves, fpu_reduction=fpu_reduction)
-    evaluator = NetworkEvaluator(LinearNetwork(leaves), BOBAIL)
-    compiled = compiled_puct.search(BOBAIL, evaluator, requests(states, 0), config)
-    reference = search(BOBAIL, evaluator, requests(states, 0), config)
+    evaluator = NetworkEvaluator(LinearNetwork(leaves, game), game)
+    compiled = compiled_puct.search(game, evaluator, requests(states, 0, game), config)
+    reference = search(game, evaluator, requests(states, 0, game), config)
     assert_same(compiled, reference)
     assert all(result.visits.sum() == 120 for result in compiled)
 
 
 def test_one_model_call_per_round_as_the_reference() -> None:
-    states = RUNNING[:3]
+    states = RUNNING["bobail"][:3]
     config = SearchConfig(simulations=40, leaves_per_round=4)
     calls = []
     for run in (compiled_puct.search, search):
@@ -86,26 +104,30 @@ def test_one_model_call_per_round_as_the_reference() -> None:
     assert len(calls[0]) == 1 + 40 // 4
 
 
-def test_rows_the_network_fails_fail_their_search_alone() -> None:
-    states = RUNNING[:4]
-    broken = BOBAIL.encode(states[1], BOBAIL.to_move(states[1])[0])["board"]
+@pytest.mark.parametrize("game", GAMES)
+def test_rows_the_network_fails_fail_their_search_alone(game: Game) -> None:
+    states = RUNNING[game.name][-4:]  # of different games: no search reaches another's position
     config = SearchConfig(simulations=60, leaves_per_round=4)
-    evaluator = NetworkEvaluator(LinearNetwork(3, broken), BOBAIL)
-    compiled = compiled_puct.search(BOBAIL, evaluator, requests(states, 2), config)
-    assert_same(compiled, search(BOBAIL, evaluator, requests(states, 2), config))
+    evaluator = NetworkEvaluator(LinearNetwork(3, game, flat_inputs(game, states[1])), game)
+    compiled = compiled_puct.search(game, evaluator, requests(states, 2, game), config)
+    assert_same(compiled, search(game, evaluator, requests(states, 2, game), config))
     assert compiled[1].fault
     assert not compiled[0].fault
     assert not compiled[2].fault
 
 
-def test_the_alphazero_player_searches_in_the_compiled_tree_on_the_compiled_core(monkeypatch) -> None:
-    evaluator = NetworkEvaluator(LinearNetwork(4), BOBAIL)
+@pytest.mark.parametrize("game", GAMES)
+def test_the_alphazero_player_searches_in_the_compiled_tree_on_the_compiled_core(
+    game: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluator = NetworkEvaluator(LinearNetwork(4, game), game)
+    states = RUNNING[game.name]
     decisions = {
-        core: MctsPlayer(evaluator, simulations=50, core=core).decide(BOBAIL, requests(RUNNING[:3], 5))
+        core: MctsPlayer(evaluator, simulations=50, core=core).decide(game, requests(states[:3], 5, game))
         for core in ("reference", "compiled")
     }
     assert decisions["reference"] == decisions["compiled"]
     monkeypatch.setattr(compiled_puct, "search", lambda *args: pytest.fail("searched in the compiled tree"))
-    MctsPlayer(evaluator, simulations=5, core="reference").decide(BOBAIL, requests(RUNNING[:1], 6))
+    MctsPlayer(evaluator, simulations=5, core="reference").decide(game, requests(states[:1], 6, game))
     with pytest.raises(pytest.fail.Exception):
-        MctsPlayer(evaluator, simulations=5, core="compiled").decide(BOBAIL, requests(RUNNING[:1], 6))
+        MctsPlayer(evaluator, simulations=5, core="compiled").decide(game, requests(states[:1], 6, game))
