@@ -1,7 +1,7 @@
 """Compiled core benchmark: Pente's compiled UCT and step loop against OpenSpiel's C++ on gomoku,
 and the compiled step loops of the other games with kernels against their reference step loops.
 
-Usage: .venv/bin/python bench/compiled_core.py [--quick]
+Usage: .venv/bin/python bench/compiled_core.py [--quick] [--only uct|house|step|cores|puct]
 
 Two comparisons (issue 24's targets), each figure per CPU second of this process (time.process_time:
 the searching thread's CPU, so a loaded machine slows the wall clock, not the figure), the
@@ -26,12 +26,13 @@ measurements interleaved round by round so that a change in load hits every row 
         `turns_stepped`). Target: compiled >= 5x reference. Spring 2021's frames/CPU-s the
         same way (`kernels.random_playout`, which counts its frames, against engines.py's
         `spring2021_stepped`), from the maps of seeds 0.. . Target: compiled >= 10x reference.
-  puct  the AlphaZero player's search on Bobail (PUCT, `players.SEARCH_LEAVES` descents per tree
-        and round, the seeded openings searched in lockstep) with a trivial network (`TrivialNetwork`:
-        fixed logits, a value from two planes' sums), on each core: `compiled_puct.search` and the
-        reference `mcts.search`. Its CPU per simulation is what a simulation costs outside the model
-        (tree + engine + encode + glue; no model host, so no IPC). Target: <= 12 µs (issue 24's
-        figure for a real worker batch, IPC included).
+  puct  the AlphaZero player's search on Bobail and Pente (PUCT, `players.SEARCH_LEAVES` descents
+        per tree and round, the seeded openings searched in lockstep) with a trivial network
+        (`TrivialNetwork`: fixed logits, a value from two planes' sums), on each core:
+        `compiled_puct.search` and the reference `mcts.search`. Its CPU per simulation is what a
+        simulation costs outside the model (tree + engine + encode + glue; no model host, so no
+        IPC). Targets: Bobail <= 12 µs, Pente <= 20 µs (issue 24's figures for a real worker
+        batch, IPC included; bench/search.py measures Pente's through the model host).
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
 without it the peer rows say so and the ratios are "-".
@@ -74,7 +75,7 @@ except ImportError:  # the bench extra is not installed: no peer rows
 
 STEP_TARGET = 5.0  # Bobail's (and CSB's, Smash's) compiled step loop against today's (issue 24)
 STEP_TARGETS = {"Spring 2021": 10.0}  # the games whose step-loop target is not STEP_TARGET
-PUCT_TARGET_US = 12.0  # Bobail's CPU per simulation outside the model (issue 24)
+PUCT_TARGETS_US = {"Bobail": 12.0, "Pente": 20.0}  # CPU per simulation outside the model (issue 24)
 EXPLORATION = 2.0  # UCB1's c, OpenSpiel's default for its MCTS bot; the `uct` house bot's too
 NO_PEER = "OpenSpiel not installed (pip install open-spiel, the bench extra): no peer"
 
@@ -87,7 +88,7 @@ class Plan:
     house_simulations: int  # per move of the `uct` house bot on the other games, either core
     games_per_call: int  # random games per step-loop measurement
     reference_games: int  # ... of the reference core
-    puct_searches: int  # Bobail positions searched in lockstep per PUCT call, either core
+    puct_searches: int  # positions searched in lockstep per PUCT call, either core and game
     puct_simulations: int  # per search
 
 
@@ -327,12 +328,12 @@ def spring2021_meters(plan: Plan) -> list[Meter]:
 
 
 class TrivialNetwork:
-    """A backend that costs next to nothing: the same random logits for every position and a value
-    from the first two planes' sums (so that the trees are not all ties). `seconds`: the CPU its
-    calls took (the model's part, left out of the figure)."""
+    """A backend of `game` (its "board" input, its "move" head) that costs next to nothing: the same
+    random logits for every position and a value from the first two planes' sums (so that the trees
+    are not all ties). `seconds`: the CPU its calls took (the model's part, left out of the figure)."""
 
-    def __init__(self) -> None:
-        self.logits = np.random.default_rng(0).normal(0, 1, BOBAIL.spec.heads["move"]).astype(np.float32)
+    def __init__(self, game: Game) -> None:
+        self.logits = np.random.default_rng(0).normal(0, 1, game.spec.heads["move"]).astype(np.float32)
         self.seconds = 0.0
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -357,35 +358,49 @@ class PuctMeter(Meter):
         return 1e6 * (self.seconds - self.network.seconds) / self.done
 
 
+PUCT_GAMES = (BOBAIL, PENTE)  # the games the compiled PUCT searches
+
+
 def puct_meters(plan: Plan) -> list[Meter]:
-    """Bobail's PUCT searches on each core, plan.puct_searches openings in lockstep per call."""
-    states = opening_positions(BOBAIL, plan.puct_searches)
+    """The PUCT searches of PUCT_GAMES on each core (compiled, then reference, per game),
+    plan.puct_searches openings in lockstep per call."""
+    return [
+        puct_meter(game, core, run, plan)
+        for game in PUCT_GAMES
+        for core, run in (("compiled", compiled_puct.search), ("reference", search))
+    ]
+
+
+def puct_meter(game: Game, core: str, run: Callable, plan: Plan) -> PuctMeter:
+    states = opening_positions(game, plan.puct_searches)
     config = SearchConfig(plan.puct_simulations, leaves_per_round=SEARCH_LEAVES)
+    network = TrivialNetwork(game)
+    evaluator = NetworkEvaluator(network, game)
 
-    def meter(core: str, run: Callable) -> PuctMeter:
-        network = TrivialNetwork()
-        evaluator = NetworkEvaluator(network, BOBAIL)
+    def work(call: int) -> int:
+        if call == 0:
+            network.seconds = 0.0  # call 0 runs twice, untimed (warm-up) then timed: restart
+        requests = [Request(state, game.to_move(state)[0], np.random.default_rng(call)) for state in states]
+        run(game, evaluator, requests, config)
+        return len(states) * plan.puct_simulations
 
-        def work(call: int) -> int:
-            if call == 0:
-                network.seconds = 0.0  # call 0 runs twice, untimed (warm-up) then timed: restart
-            requests = [
-                Request(state, BOBAIL.to_move(state)[0], np.random.default_rng(call)) for state in states
-            ]
-            run(BOBAIL, evaluator, requests, config)
-            return len(states) * plan.puct_simulations
-
-        return PuctMeter(f"puct, Bobail, {core} core", work, network)
-
-    return [meter("compiled", compiled_puct.search), meter("reference", search)]
+    return PuctMeter(f"puct, {game.spec.title}, {core} core", work, network)
 
 
-def measure(plan: Plan) -> list[list[Meter]]:
-    """Every meter once to compile and warm up (untimed), then `plan.rounds` interleaved rounds:
-    the uct, house, step, core and puct meters."""
-    uct, house = uct_meters(plan, opening_positions(PENTE, 8)), house_meters(plan)
-    groups = [uct, house, step_meters(plan), core_meters(plan), puct_meters(plan)]
-    meters = [meter for group in groups for meter in group]
+GROUPS = {  # the measurements by name, each a list of meters
+    "uct": lambda plan: uct_meters(plan, opening_positions(PENTE, 8)),
+    "house": house_meters,
+    "step": step_meters,
+    "cores": core_meters,
+    "puct": puct_meters,
+}
+
+
+def measure(plan: Plan, only: str | None = None) -> dict[str, list[Meter]]:
+    """Every meter of GROUPS (or of the group `only`) once to compile and warm up (untimed), then
+    `plan.rounds` interleaved rounds; the meters by group."""
+    groups = {name: make(plan) for name, make in GROUPS.items() if only in (None, name)}
+    meters = [meter for group in groups.values() for meter in group]
     for meter in meters:
         meter.work(0)
     for _ in range(plan.rounds):
@@ -431,35 +446,48 @@ def print_cores(title: str, meters: list[Meter], target: float | None) -> None:
 
 
 def print_puct(title: str, meters: list[PuctMeter]) -> None:
-    """The PUCT meters' CPU per simulation outside the model, beside the target, and compiled
-    against reference."""
+    """The PUCT meters' CPU per simulation outside the model, then per game (meters in pairs,
+    compiled then reference) the compiled core's beside the target, and compiled against reference."""
     print(f"\n{title}")
     for meter in meters:
         cost = f"{meter.calls} calls, {meter.seconds:.2f} CPU-s, the network's {meter.network.seconds:.2f}"
         micros = meter.micros_outside_model
         print(f"  {meter.name}: {micros:.1f} µs per simulation outside the model ({cost})")
-    compiled, reference = meters
-    ratio = reference.micros_outside_model / compiled.micros_outside_model
-    print(
-        f"  compiled core {compiled.micros_outside_model:.1f} µs (target <= {PUCT_TARGET_US:g} µs); ", end=""
-    )
-    print(f"reference/compiled: {ratio:.1f}x")
+    for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
+        game = compiled.name.split(", ")[1]
+        ratio = reference.micros_outside_model / compiled.micros_outside_model
+        print(
+            f"  {game}: compiled core {compiled.micros_outside_model:.1f} µs "
+            f"(target <= {PUCT_TARGETS_US[game]:g} µs); reference/compiled: {ratio:.1f}x"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few calls per measurement (seconds in all)")
-    plan = QUICK if parser.parse_args().quick else FULL
+    parser.add_argument("--only", choices=tuple(GROUPS), help="one of the measurements")
+    args = parser.parse_args()
+    plan = QUICK if args.quick else FULL
     load = os.getloadavg()
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    uct, house, step, cores, puct = measure(plan)
-    print_comparison(f"UCT, one tree, {plan.simulations} simulations per search", uct, 1.0)
-    print_cores(f"`uct` house bot on each core, {plan.house_simulations} simulations per move", house, None)
-    print_comparison(f"step loop, {plan.games_per_call} random games per call", step, 1.0)
+    groups = measure(plan, args.only)
     games = f"{plan.games_per_call} (compiled) and {plan.reference_games} (reference) random games per call"
-    print_cores(f"step loop on each core, {games}", cores, STEP_TARGET)
     searches = f"{plan.puct_searches} searches in lockstep, {plan.puct_simulations} simulations each"
-    print_puct(f"PUCT on Bobail with a trivial network, {searches}", puct)
+    reports = {
+        "uct": lambda meters: print_comparison(
+            f"UCT, one tree, {plan.simulations} simulations per search", meters, 1.0
+        ),
+        "house": lambda meters: print_cores(
+            f"`uct` house bot on each core, {plan.house_simulations} simulations per move", meters, None
+        ),
+        "step": lambda meters: print_comparison(
+            f"step loop, {plan.games_per_call} random games per call", meters, 1.0
+        ),
+        "cores": lambda meters: print_cores(f"step loop on each core, {games}", meters, STEP_TARGET),
+        "puct": lambda meters: print_puct(f"PUCT with a trivial network, {searches}", meters),
+    }
+    for name, meters in groups.items():
+        reports[name](meters)
 
 
 if __name__ == "__main__":

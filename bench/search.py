@@ -11,34 +11,59 @@
    real engine) on mid-game positions: inference costs microseconds, so the search's own Python
    cost shows (tree code, the engine, encoding); against ONNX Runtime's own rate on the same
    network at the batch the search achieves, and microseconds per simulation outside the model.
+3. Pente, the zoo's AlphaZero net (bots/zoo/pente/az-pente-final.onnx, 4x32 residual, the Pente
+   ladder's): the AlphaZero player's move (`MctsPlayer.decide`, `players.SEARCH_LEAVES` leaves per
+   round) on the seeded openings searched in lockstep through a ModelHost, on each core (compiled:
+   `compiled_puct`; reference: `mcts.search`), CPU-timed: this process's CPU plus the host child's
+   (as it reports it), so the figures hold on a loaded machine; the cores interleaved round by
+   round. Against ONNX Runtime's own rate at the batch the search achieves (in process, 1 thread,
+   CPU-timed, real encodings): evaluations per CPU-s as a share of it (target >= 0.9), and CPU
+   per simulation outside the model, that is the search's CPU less ONNX Runtime's own for its rows
+   (tree + engine + encode + glue + IPC; target <= 20 µs; issue 24: 0.65 and 178 µs in a worker).
+   Three games in lockstep make about a worker's batch (issue 24: 10 rows); 16 a larger one.
 
-Run: .venv/bin/python bench/search.py [--quick]
+Run: .venv/bin/python bench/search.py [--quick] [--only spring|bobail|pente]
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from timing import MeteredBackend, bobail_planes, bobail_positions, evaluations_per_second
+from timing import (
+    MeteredBackend,
+    bobail_planes,
+    bobail_positions,
+    evaluations_per_cpu_second,
+    evaluations_per_second,
+    opening_positions,
+)
 from torch import nn
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.host import ModelHost
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
-from arena_bots.players import SEARCH_LEAVES
+from arena_bots.players import SEARCH_LEAVES, MctsPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
+from arena_games.pente import GAME as PENTE
 from arena_games.spring2021 import GAME as SPRING
 
 GAMES = 64  # searched together, as a worker plays them
+PENTE_NET = Path(__file__).resolve().parent.parent / "bots" / "zoo" / "pente" / "az-pente-final.onnx"
+PENTE_LOCKSTEPS = (3, 16)  # Pente games searched together: about a worker's batch, and a larger one
+PENTE_SHARE_TARGET = 0.9  # of ONNX Runtime's own rate at the search's batch (issue 24)
+PENTE_OUTSIDE_TARGET_US = 20.0  # CPU per simulation outside the model (issue 24)
 
 
 class ResidualBlock(nn.Module):
@@ -247,13 +272,144 @@ def bench_spring(quick: bool) -> None:
     )
 
 
+class RecordingBackend(MeteredBackend):
+    """A metered backend that also keeps a copy of every call's inputs, to replay them in process."""
+
+    def __init__(self, backend: Any) -> None:
+        super().__init__(backend)
+        self.inputs: list[dict[str, np.ndarray]] = []
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.inputs.append({name: array.copy() for name, array in inputs.items()})
+        return super().run(inputs)
+
+
+@dataclass
+class CpuMeter:
+    """The AlphaZero player's moves on one core over some games in lockstep, summed over calls: CPU
+    seconds (this process's plus the model host's), simulations, model rows and calls, and the CPU
+    seconds ONNX Runtime alone took for the same calls (replayed in process)."""
+
+    core: str
+    games: int
+    seconds: float = 0.0
+    simulations: int = 0
+    rows: int = 0
+    calls: int = 0
+    model_seconds: float = 0.0
+
+    @property
+    def batch(self) -> float:
+        return self.rows / self.calls
+
+    @property
+    def evaluations_per_cpu_second(self) -> float:
+        return self.rows / self.seconds
+
+    @property
+    def share_of_replay(self) -> float:
+        """The search's evaluations/CPU-s over ONNX Runtime's own on the same calls."""
+        return self.model_seconds / self.seconds
+
+    @property
+    def outside_model_us(self) -> float:
+        """CPU µs per simulation less ONNX Runtime's own CPU for the same calls."""
+        return (self.seconds - self.model_seconds) / self.simulations * 1e6
+
+
+def pente_move(
+    meter: CpuMeter,
+    host: ModelHost,
+    session: InProcessSession,
+    states: list[Any],
+    simulations: int,
+    seed: int,
+) -> None:
+    """One `MctsPlayer.decide` over `states` in lockstep through `host` on the meter's core, CPU-timed,
+    then its model calls replayed on `session` (ONNX Runtime alone, in process), CPU-timed."""
+    recording = RecordingBackend(host)
+    player = MctsPlayer(NetworkEvaluator(recording, PENTE), simulations, core=meter.core)
+    requests = [
+        Request(state, PENTE.to_move(state)[0], np.random.default_rng((seed, index)))
+        for index, state in enumerate(states)
+    ]
+    child, start = host.cpu_seconds, time.process_time()
+    player.decide(PENTE, requests)
+    meter.seconds += time.process_time() - start + host.cpu_seconds - child
+    start = time.process_time()
+    for inputs in recording.inputs:
+        session.run(inputs)
+    meter.model_seconds += time.process_time() - start
+    meter.simulations += simulations * len(states)
+    meter.rows += recording.rows
+    meter.calls += recording.calls
+
+
+def pente_limit(session: InProcessSession, positions: list[Any], batch: int, seconds: float) -> float:
+    """ONNX Runtime's own evaluations per CPU-s at `batch` (in process, 1 thread; the best window),
+    on the encodings of `positions` (repeated to the batch)."""
+    states = (positions * batch)[:batch]
+    encoded = [PENTE.encode(state, PENTE.to_move(state)[0]) for state in states]
+    inputs = {name: np.stack([planes[name] for planes in encoded]) for name in PENTE.spec.inputs}
+    return evaluations_per_cpu_second(session, inputs, seconds)
+
+
+def bench_pente(quick: bool) -> None:
+    simulations, rounds = (24, 2) if quick else (100, 6)
+    positions = opening_positions(PENTE, max(PENTE_LOCKSTEPS))
+    meters = [CpuMeter(core, games) for games in PENTE_LOCKSTEPS for core in ("compiled", "reference")]
+    session = InProcessSession(PENTE_NET, threads=1)
+    with ModelHost(PENTE_NET.read_bytes()) as host:
+        for meter in meters:  # warm-up: compiled code from the cache, the host's and session's first calls
+            warm = CpuMeter(meter.core, meter.games)
+            pente_move(warm, host, session, positions[: meter.games], simulations, rounds)
+        for seed in range(rounds):
+            for meter in meters:
+                pente_move(meter, host, session, positions[: meter.games], simulations, seed)
+    batches = {meter.games: max(1, round(meter.batch)) for meter in meters}
+    limits = {
+        games: pente_limit(session, positions, batch, 1.0 if quick else 3.0)
+        for games, batch in batches.items()
+    }
+    session.close()
+    print(f"\nPente, the zoo's AlphaZero net (az-pente-final, 4x32), {simulations} simulations per search,")
+    print(f"  {SEARCH_LEAVES} leaves per round; CPU-timed: this process + the model host, {rounds} rounds")
+    for games, limit in limits.items():
+        print(f"  limit: ONNX Runtime in process, 1 thread, batch {batches[games]}: {limit:.0f} eval/CPU-s")
+    print("  (of limit: evaluations/CPU-s over the limit; of replay: over ONNX Runtime's own rate on the")
+    print("  search's very calls, replayed in process; us/sim out: CPU per simulation less that replay's)")
+    header = ("sim/CPU-s", "eval/CPU-s", "batch", "of limit", "of replay", "us/sim out")
+    print(f"  {'search':30s} " + " ".join(f"{name:>10s}" for name in header))
+    for meter in meters:
+        rate = meter.evaluations_per_cpu_second
+        numbers = (
+            f"{meter.simulations / meter.seconds:10.0f} {rate:10.0f} {meter.batch:10.1f} "
+            f"{rate / limits[meter.games]:10.2f} {meter.share_of_replay:10.2f} "
+            f"{meter.outside_model_us:10.1f}"
+        )
+        print(f"  {f'{meter.games} searches, {meter.core} core':30s} {numbers}")
+    for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
+        share = compiled.evaluations_per_cpu_second / limits[compiled.games]
+        print(
+            f"  {compiled.games} searches, compiled core: {share:.2f} of ONNX Runtime's rate at its batch "
+            f"(target >= {PENTE_SHARE_TARGET:g}), {compiled.outside_model_us:.1f} µs per simulation outside "
+            f"the model (target <= {PENTE_OUTSIDE_TARGET_US:g}); reference core "
+            f"{reference.evaluations_per_cpu_second / limits[reference.games]:.2f}, "
+            f"{reference.outside_model_us:.1f} µs"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run")
-    quick = parser.parse_args().quick
+    parser.add_argument("--only", choices=("spring", "bobail", "pente"), help="one of the benches")
+    args = parser.parse_args()
     torch.set_num_threads(1)
-    bench_spring(quick)
-    bench_bobail(quick)
+    load = os.getloadavg()
+    print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    for name, bench in (("spring", bench_spring), ("bobail", bench_bobail), ("pente", bench_pente)):
+        if args.only in (None, name):
+            bench(args.quick)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,23 @@ def evaluations_per_second(
     return best
 
 
+def evaluations_per_cpu_second(
+    backend: Any, inputs: dict[str, np.ndarray], seconds: float, windows: int = 5
+) -> float:
+    """ONNX Runtime's own rate on these inputs in rows per CPU second of this process (an in-process
+    session: its threads are this process's), the best of `windows` windows sharing about `seconds`
+    of CPU: so a loaded machine slows the clock, not the figure."""
+    backend.run(inputs)
+    rows, best = len(next(iter(inputs.values()))), 0.0
+    for _ in range(windows):
+        calls, start = 0, time.process_time()
+        while (elapsed := time.process_time() - start) < seconds / windows:
+            backend.run(inputs)
+            calls += 1
+        best = max(best, calls * rows / elapsed)
+    return best
+
+
 def opening_positions(game: Game, count: int) -> list[Any]:
     """The game's positions after its seeded openings 0 .. count - 1 (default config)."""
     positions = []
