@@ -372,6 +372,8 @@ def puct_meters(plan: Plan) -> list[Meter]:
 
 
 def puct_meter(game: Game, core: str, run: Callable, plan: Plan) -> PuctMeter:
+    """`game`'s PUCT searches by `run` (one core's search) with a TrivialNetwork, the game's first
+    plan.puct_searches openings in lockstep per call."""
     states = opening_positions(game, plan.puct_searches)
     config = SearchConfig(plan.puct_simulations, leaves_per_round=SEARCH_LEAVES)
     network = TrivialNetwork(game)

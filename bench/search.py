@@ -18,8 +18,9 @@
    (as it reports it), so the figures hold on a loaded machine; the cores interleaved round by
    round. Against ONNX Runtime's own rate at the batch the search achieves (in process, 1 thread,
    CPU-timed, real encodings): evaluations per CPU-s as a share of it (target >= 0.9), and CPU
-   per simulation outside the model, that is the search's CPU less ONNX Runtime's own for its rows
-   (tree + engine + encode + glue + IPC; target <= 20 µs; issue 24: 0.65 and 178 µs in a worker).
+   per simulation outside the model, that is the search's CPU less ONNX Runtime's own for calls of
+   the search's very batches replayed in process (tree + engine + encode + glue + IPC; target <= 20
+   µs; issue 24: 0.65 and 178 µs in a worker).
    Three games in lockstep make about a worker's batch (issue 24: 10 rows); 16 a larger one.
 
 Run: .venv/bin/python bench/search.py [--quick] [--only spring|bobail|pente]
@@ -289,7 +290,7 @@ class CpuMeter:
     """The AlphaZero player's moves on one core over some games in lockstep, summed over calls: CPU
     seconds (this process's plus the model host's), simulations, model rows and calls, and the CPU
     seconds ONNX Runtime alone took for calls of the same batches (replayed in process); and each
-    call's CPU µs per simulation outside the model (`rounds_us`)."""
+    round's CPU µs per simulation outside the model (`rounds_us`: one move over the games each)."""
 
     core: str
     games: int
@@ -320,8 +321,8 @@ class CpuMeter:
 
     @property
     def median_outside_model_us(self) -> float:
-        """The median over calls of `outside_model_us` (a small difference of two large CPU times: on
-        a loaded machine one disturbed call moves the total)."""
+        """The median round's CPU µs per simulation outside the model (a small difference of two large
+        CPU times: on a loaded machine one disturbed round moves the total)."""
         return float(np.median(self.rounds_us))
 
 
