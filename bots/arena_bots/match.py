@@ -100,24 +100,33 @@ def play(
 
 
 def play_many(
-    game: Game, setups: Sequence[MatchSetup], *, before_round: Callable[[], None] | None = None
+    game: Game,
+    setups: Sequence[MatchSetup],
+    *,
+    before_round: Callable[[], None] | None = None,
+    watch: Callable[[Sequence[GameInProgress]], None] | None = None,
 ) -> list[MatchResult]:
     """Play all `setups` at once, batching each player object's decisions per round.
 
     `before_round` is called before every round; it may raise (a PlatformFault when the worker shuts
-    down, say) to stop the batch. Raises PlatformFault when a player raises.
+    down, say) to stop the batch. `watch` is called after it with every game of the batch, in
+    `setups` order, those already over included (a live view of the games; it must not change
+    them). Raises PlatformFault when a player raises.
     """
-    games = [_GameInProgress.start(game, setup) for setup in setups]
+    games = [GameInProgress.start(game, setup) for setup in setups]
     while running := [match for match in games if not match.is_over(game)]:
         if before_round is not None:
             before_round()
+        if watch is not None:
+            watch(games)
         _play_round(game, running)
     return [match.result(game) for match in games]
 
 
 @dataclass
-class _GameInProgress:
-    """The mutable bookkeeping of one game while it is played; states themselves are immutable."""
+class GameInProgress:
+    """The mutable bookkeeping of one game while it is played; states themselves are immutable.
+    `steps` are the steps played so far, the opening's included."""
 
     setup: MatchSetup
     state: Any
@@ -127,7 +136,7 @@ class _GameInProgress:
     all_forfeited: str = ""  # every acting player of one step forfeited: a draw, with this cause
 
     @classmethod
-    def start(cls, game: Game, setup: MatchSetup) -> _GameInProgress:
+    def start(cls, game: Game, setup: MatchSetup) -> GameInProgress:
         if len(setup.players) != game.spec.num_players:
             raise ValueError(f"{game.name} needs {game.spec.num_players} players, got {len(setup.players)}")
         state = game.init(setup.seed, setup.config)
@@ -160,8 +169,22 @@ class _GameInProgress:
                 raise RuntimeError(f"{game.name} ran past its max_length {game.spec.max_length}: engine bug")
 
     def result(self, game: Game) -> MatchResult:
-        returns, end_reason = self._outcome(game)
-        replay = Replay(
+        replay = self.replay(game)
+        return MatchResult(
+            returns=replay.returns,
+            end_reason=replay.end_reason,
+            forfeit=self.forfeit,
+            replay=replay,
+            final_state=self.state,
+        )
+
+    def replay(self, game: Game) -> Replay:
+        """The replay so far: once the game is over its whole replay; before, its steps so far with
+        returns of 0 and an empty end reason."""
+        returns, end_reason = (
+            self._outcome(game) if self.is_over(game) else ((0.0,) * game.spec.num_players, "")
+        )
+        return Replay(
             game=game.spec.name,
             game_version=game.spec.version,
             seed=self.setup.seed,
@@ -173,13 +196,6 @@ class _GameInProgress:
             end_reason=end_reason,
             forfeit=self.forfeit,
             meta=dict(self.setup.meta),
-        )
-        return MatchResult(
-            returns=returns,
-            end_reason=end_reason,
-            forfeit=self.forfeit,
-            replay=replay,
-            final_state=self.state,
         )
 
     def _outcome(self, game: Game) -> tuple[tuple[float, ...], str]:
@@ -198,7 +214,7 @@ def forfeit_outcome(num_players: int, forfeit: Forfeit) -> tuple[tuple[float, ..
     return returns, f"player {loser + 1} forfeits: {forfeit.cause}"
 
 
-def _play_round(game: Game, running: Sequence[_GameInProgress]) -> None:
+def _play_round(game: Game, running: Sequence[GameInProgress]) -> None:
     """One step of every running game: gather requests per player object, decide, apply."""
     actors = [game.to_move(match.state) for match in running]
     pending: dict[int, list[tuple[int, int]]] = {}  # id(player) -> [(game index, seat)]

@@ -64,7 +64,7 @@ class Replay:
             "config": dict(self.config),
             "players": list(self.players),
             "opening_length": self.opening_length,
-            "steps": [_step_to_dict(step) for step in self.steps],
+            "steps": [step_to_dict(step) for step in self.steps],
             "result": {
                 "returns": list(self.returns),
                 "end_reason": self.end_reason,
@@ -161,7 +161,8 @@ def _typed(value: Any, kind: type) -> Any:
     return value
 
 
-def _step_to_dict(step: Step) -> dict[str, Any]:
+def step_to_dict(step: Step) -> dict[str, Any]:
+    """A step as the replay JSON holds it (one item of its `steps`)."""
     return {"actions": [list(action) for action in step.actions], "insights": list(step.insights)}
 
 

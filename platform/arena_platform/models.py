@@ -149,6 +149,44 @@ class GameRecord(SQLModel, table=True):
     created_at: datetime = _created()
 
 
+class LiveGame(SQLModel, table=True):
+    """A game of a pairing being played on a worker, as far as it went (issue 25.4): what a viewer
+    of a game in progress reads (store.live). Its steps are LiveStep rows.
+
+    Written by the claim `owner` (its lease owner) while it plays, at most every `live_seconds`;
+    shown only while `owner` holds the pairing's lease, so a dead or given-back claim shows
+    nothing once its lease is gone. Deleted with the pairing's recording, and by the sweeper once
+    its claim no longer holds the pairing. `header` is the game's replay JSON (`Replay.to_dict`)
+    without `steps`; `result` its `result` once the game is over, None while it is played.
+    """
+
+    __tablename__ = "live_game"
+    __table_args__ = (UniqueConstraint("pairing_id", "index", "owner"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    pairing_id: int = Field(foreign_key="pairing.id")  # indexed first in the unique triple
+    index: int  # the game's index in its pairing, as GameRecord.index
+    owner: str = Field(max_length=128)  # the claim that plays it (Pairing.lease_owner)
+    ladder_id: int = Field(foreign_key="ladder.id", index=True)
+    first_bot_id: int = Field(foreign_key="bot.id")
+    second_bot_id: int = Field(foreign_key="bot.id")
+    header: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    steps: int = 0  # LiveStep rows written: plies 0 to steps - 1
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    started_at: datetime = _created()
+    updated_at: datetime = _created()
+
+
+class LiveStep(SQLModel, table=True):
+    """One step of a LiveGame: its `ply`-th joint action with its insights (a replay's step JSON)."""
+
+    __tablename__ = "live_step"
+
+    live_game_id: int = Field(foreign_key="live_game.id", primary_key=True)
+    ply: int = Field(primary_key=True)
+    step: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+
+
 class PairCount(SQLModel, table=True):
     """A ladder's game outcomes per unordered pair of bots: the rating fit's whole input.
 

@@ -53,6 +53,8 @@ class Settings:
     ladder_simulations: int = 100  # evaluations per move on the ladders uploads join (as the zoo's bars)
     lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
     heartbeat_seconds: int = 30
+    # A worker writes its games in progress (for viewers) at most this often; 0: before every round.
+    live_seconds: float = 0.5
     max_attempts: int = 3  # a pairing that failed this often is marked failed, not retried
     task_time_limit_seconds: int = 1800  # Celery hard limit; the broker's visibility timeout is 2x this
     worker_concurrency: int = 1
@@ -134,10 +136,10 @@ class Settings:
         for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"ARENA_{name.upper()} must be positive, got {getattr(self, name)}")
-        if not (math.isfinite(self.leaderboard_cache_seconds) and self.leaderboard_cache_seconds >= 0):
-            raise SettingsError(
-                f"ARENA_LEADERBOARD_CACHE_SECONDS must be at least 0, got {self.leaderboard_cache_seconds}"
-            )
+        for name in ("leaderboard_cache_seconds", "live_seconds"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise SettingsError(f"ARENA_{name.upper()} must be at least 0, got {value}")
         self._check_sprt()
         if self.heartbeat_seconds * 3 > self.lease_seconds:
             raise SettingsError("ARENA_HEARTBEAT_SECONDS must be at most a third of ARENA_LEASE_SECONDS")

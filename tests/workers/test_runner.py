@@ -3,6 +3,7 @@ and scheduling rounds, on SQLite and on PostgreSQL (without a broker: enqueued t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import os
@@ -26,14 +27,25 @@ from arena_bots.host import ModelFault
 from arena_bots.manifest import Manifest
 from arena_bots.match import PlatformFault, play_many
 from arena_games.registry import get_game
-from arena_games.replay import Replay, replay_states
+from arena_games.replay import Replay, replay_states, step_to_dict
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
-from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, RatingHistory, utc_now
+from arena_platform.models import (
+    Bot,
+    GameRecord,
+    Ladder,
+    LiveGame,
+    PairCount,
+    Pairing,
+    Rating,
+    RatingHistory,
+    utc_now,
+)
 from arena_platform.queue import SCHEDULE_LADDER
 from arena_platform.scheduling import SchedulePolicy
 from arena_platform.settings import Settings
 from arena_platform.store import bots as bot_store
+from arena_platform.store import live as live_store
 from arena_platform.store import pairings as store
 from arena_platform.store import training as training_store
 from arena_platform.store import users
@@ -835,3 +847,39 @@ def test_the_sweeper_takes_back_a_lapsed_lease_on_its_own_clock(context, new_pai
     finally:
         sweeper.stop()
     assert _pairing(context.engine, pairing_id).status == "queued"
+
+
+def test_the_games_of_a_batch_are_written_as_they_go_and_go_with_their_recording(context, new_pairings):
+    """The real path: a worker writes its games in progress before every round (live_seconds 0),
+    a viewer sees them grow step by step, and the recording leaves none behind."""
+    context.settings = dataclasses.replace(context.settings, live_seconds=0)
+    (pairing_id,) = new_pairings(1)
+    ladder_id = _pairing(context.engine, pairing_id).ladder_id
+    seen: list[list[tuple[int, int, bool]]] = []  # per round: (index, ply, over) of the listed games
+    steps_seen: list[dict] = []  # game 0's steps as a viewer last read them
+
+    def peek() -> None:  # called before every round, before that round's write
+        with session(context.engine) as db:
+            seen.append([(g.index, g.ply, g.over) for g in live_store.ladder_games(db, ladder_id=ladder_id)])
+            held = live_store.held_game(db, pairing_id=pairing_id, index=0)
+            if held is not None:
+                steps_seen[:] = held.steps
+
+    context.check_running = peek
+    assert [o.status for o in runner.play_pairings(context, [pairing_id])] == ["recorded"]
+    assert seen[0] == []  # nothing before the first round
+    opening = len(get_game("bobail").opening(_pairing(context.engine, pairing_id).seed, None))
+    assert seen[1] == [(0, opening, False), (1, opening, False)]
+    plies = [[ply for _, ply, _ in games] for games in seen[1:]]
+    assert all(
+        later >= earlier for a, b in itertools.pairwise(plies) for earlier, later in zip(a, b, strict=True)
+    )
+    assert plies[-1] > plies[0]
+    with session(context.engine) as db:
+        assert db.exec(select(func.count()).select_from(LiveGame)).one() == 0
+        record = db.exec(
+            select(GameRecord).where(GameRecord.pairing_id == pairing_id, GameRecord.index == 0)
+        ).one()
+    replay = Replay.from_json(context.blobs.get(record.replay_sha256).decode())
+    assert len(steps_seen) > opening
+    assert steps_seen == [step_to_dict(step) for step in replay.steps[: len(steps_seen)]]

@@ -47,6 +47,7 @@ from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, Pairing, utc_now
 from arena_platform.queue import PLAY_PAIRINGS, SCHEDULE_LADDER, TRAIN_SESSION, Enqueue
 from arena_platform.settings import Settings
+from arena_platform.store.live import drop_stale
 from arena_platform.store.pairings import (
     QUEUED,
     Sweep,
@@ -70,6 +71,7 @@ from arena_platform.store.training import (
     running_session_owners,
     sweep_sessions,
 )
+from arena_workers.live import LiveWriter
 from arena_workers.liveness import DEATH_BEATS, ProcessBeat, claim_owner, owners_of
 
 log = logging.getLogger(__name__)
@@ -272,7 +274,7 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
     if claimed:
         with LeaseKeeper(context.engine, claimed, owner, context.settings) as leases:
             try:
-                _play_and_record(context, claimed, leases, recorded)
+                _play_and_record(context, claimed, owner, leases, recorded)
             except PlatformFault as fault:
                 log.warning("pairings %s given back: %s", sorted(set(claimed) - set(recorded)), fault)
                 _release(context, claimed, owner, fault, charge=False)
@@ -362,7 +364,8 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_dea
     flight, itself: behind the matches in the queue, those messages waited minutes (a busy ladder
     left the others unrated). So a ladder is refitted at least once a heartbeat. Training sessions
     likewise: a dead or silent worker's session, or one whose message may be lost, is sent again
-    (store.training.sweep_sessions); finished and cancelled sessions' resume points are deleted.
+    (store.training.sweep_sessions); finished and cancelled sessions' resume points are deleted, and
+    so are the games in progress of claims that no longer hold their pairing (store.live).
 
     What a sweep takes back is committed before it is sent; what could not be sent (the broker is
     away) has no message out, and the next sweep sends it."""
@@ -388,6 +391,7 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_dea
             dead_owners=owners_of(running_session_owners(db), dead),
         )
         ended_states = drop_ended_states(db)
+        drop_stale(db, now=now)
         forget_silent_workers(db, before=now - timedelta(seconds=settings.lease_seconds))
     if swept.requeued or swept.failed or swept.resent:
         log.warning("sweep: requeued %s, failed %s, resent %s", swept.requeued, swept.failed, swept.resent)
@@ -542,15 +546,21 @@ class _Batch:
 
 
 def _play_and_record(
-    context: WorkerContext, pairing_ids: Sequence[int], leases: LeaseKeeper, recorded: dict[int, int | None]
+    context: WorkerContext,
+    pairing_ids: Sequence[int],
+    owner: str,
+    leases: LeaseKeeper,
+    recorded: dict[int, int | None],
 ) -> None:
     """Plays the pairings (one play_many per game) and records each into `recorded`: pairing id ->
     its ladder id if this call recorded it, None if it was already recorded. The batch's models stay
-    pinned in the cache while it plays."""
+    pinned in the cache while it plays; its games are written as they go for viewers (LiveWriter,
+    under the claim `owner`)."""
     batches, bots = _prepare(context, pairing_ids)
     with context.models.pinned(bot.model_sha256 for bot in bots.values() if bot.model_sha256):
         for batch in batches.values():
-            results = play_many(batch.game, batch.setups, before_round=context.check_running)
+            live = LiveWriter(context.engine, owner, batch.game, interval=context.settings.live_seconds)
+            results = play_many(batch.game, batch.setups, before_round=context.check_running, watch=live)
             per_pairing = context.settings.games_per_pairing
             for number, pairing in enumerate(batch.pairings):
                 games = results[number * per_pairing : (number + 1) * per_pairing]

@@ -26,6 +26,7 @@ from arena_platform.api.routes import (
     health,
     human_games,
     ladders,
+    live,
     me,
     predict,
     training,
@@ -101,7 +102,7 @@ def create_app(
         BodySizeLimit, max_bytes=settings.max_json_bytes, larger={UPLOAD_ROUTE: settings.max_upload_bytes}
     )
     api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
-    for module in (accounts, me, bots, games, frames, human_games, ladders, predict, training, health):
+    for module in (accounts, me, bots, games, frames, human_games, ladders, live, predict, training, health):
         api.include_router(module.router)
     app.include_router(api)
     install_docs(app)  # /docs

@@ -23,6 +23,7 @@ from sqlmodel import Session, col, select
 
 from arena_platform.models import GameRecord, PairCount, Pairing
 from arena_platform.ratings import count_pair_arrays
+from arena_platform.store.live import drop_pairing
 from arena_platform.store.pairings import mark_done
 from arena_platform.store.sprt_tests import add_pairing
 
@@ -46,7 +47,8 @@ class PlayedGame:
 
 
 def record_pairing(session: Session, *, pairing: Pairing, games: Sequence[PlayedGame]) -> bool:
-    """Writes `games` and marks `pairing` done in one transaction; False if it was already recorded.
+    """Writes `games` and marks `pairing` done in one transaction, which also deletes its games in
+    progress (store.live); False if it was already recorded.
 
     Commits on success and rolls back otherwise; an integrity error that is not the duplicate
     guard (a missing bot, say) is raised.
@@ -72,6 +74,7 @@ def record_pairing(session: Session, *, pairing: Pairing, games: Sequence[Played
         )
         _count_pairs(session, ladder_id=pairing.ladder_id, games=games)
         add_pairing(session, bot_a_id=pairing.bot_a_id, bot_b_id=pairing.bot_b_id, games=games)
+        drop_pairing(session, pairing_id=pairing.id)  # its games are no longer in progress
         session.commit()
         return True
     except IntegrityError:
