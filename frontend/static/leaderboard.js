@@ -4,6 +4,7 @@
 // line counts pairings by state and estimates the time left at the ladder's pace (the pairings
 // it finished per minute lately, measured by the server: a figure from the first view).
 // Training sessions' checkpoints carry a badge and can be hidden (the "hide checkpoints" box).
+// Below the table, the ladder's games in progress (polled with it) link to the live viewer.
 
 import { h, svg, getJson, pageData, duration, ReadableError } from "./dom.js";
 import { padded } from "./plot.js";
@@ -26,6 +27,7 @@ const table = document.getElementById("leaderboard");
 const hideCheckpoints = document.getElementById("hide-checkpoints");
 const state = {
   board: data.leaderboard,
+  live: data.live, // the ladder's games in progress (LiveGameSummary list)
   sort: { key: "rank", descending: false },
   trend: new Map(), // bot id -> rating change since the page was opened
   opened: new Map(data.leaderboard.entries.map((entry) => [entry.bot_id, entry.rating])),
@@ -146,9 +148,30 @@ function renderProgress() {
   );
 }
 
+/** The games in progress, each a link to the live viewer with its players and how far it went. */
+function renderLive() {
+  const list = document.getElementById("live-games");
+  if (!state.live.length) {
+    list.replaceChildren(h("li", { class: "muted" }, "No game is being played on this ladder right now."));
+    return;
+  }
+  list.replaceChildren(
+    ...state.live.map((game) =>
+      h(
+        "li",
+        { "data-pairing": game.pairing_id, "data-index": game.index },
+        h("a", { href: `/live/${game.pairing_id}/${game.index}`, class: "live-link" }, `${game.seats[0].name} v${game.seats[0].version} against ${game.seats[1].name} v${game.seats[1].version}`),
+        " ",
+        h("span", { class: "muted" }, game.over ? `game over after ${game.ply} steps, being recorded` : `${game.ply} steps so far`),
+      ),
+    ),
+  );
+}
+
 function render() {
   renderRows();
   renderProgress();
+  renderLive();
 }
 
 function absorb(board) {
@@ -166,7 +189,9 @@ async function poll() {
   const status = document.getElementById("updated");
   if (!document.hidden) {
     try {
-      absorb(await getJson(data.url));
+      const [board, live] = await Promise.all([getJson(data.url), getJson(data.live_url)]);
+      absorb(board);
+      state.live = live;
       render();
       status.textContent = `live: updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {

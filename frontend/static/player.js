@@ -3,6 +3,11 @@
 // renderer module (renderers/<game>.js), and steps through the positions: buttons, a scrub slider,
 // play/pause at a chosen speed, the keyboard (← → space Home End), and #ply=N in the URL.
 //
+// On a game in progress (the live page: `live` in its page data, the first answer of
+// GET /api/v1/live/{pairing}/{index}) it polls for the frames played since, appends them, follows
+// the game while the viewer is at its latest position, and once the game is recorded goes on to its
+// replay at the same position.
+//
 // A renderer module exports:
 //   createBoard(container, frames?) -> {draw(view, overlay, last), pick?(choices, choose, seat)}:
 //       `frames`, in a replay, are all its frames (for what one view does not hold: trails,
@@ -45,25 +50,32 @@ function requestedPly() {
   return match ? Number(match[1]) : null;
 }
 
-function start(replay, renderer, summary) {
-  const frames = replay.frames;
-  const last = frames.length - 1;
-  const board = renderer.createBoard(document.getElementById("board"), frames);
+/** Starts the player on `replay` (its `frames`, `seats`, `opening_length`); `live` while the game
+ *  is still played (its last frame is then the position to play). Returns {extend, ply}:
+ *  `extend(since, frames, playing)` replaces the frames from `since` on (a game in progress moved
+ *  on; `playing`: it still is), `ply()` is the position shown. */
+function start(replay, renderer, { live = false } = {}) {
+  let frames = replay.frames;
+  let last = frames.length - 1;
+  let board = null;
+  let values = null;
   const seatName = (seat) => `P${seat + 1} ${replay.seats[seat]?.name ?? ""}`.trim();
-  const values = valuePlot(document.getElementById("values"), frames, seatName, (ply) => show(ply));
   let ply = 0;
   let timer = null;
   let urlTimer = null;
 
+  function build() {
+    board = renderer.createBoard(document.getElementById("board"), frames);
+    values = valuePlot(document.getElementById("values"), frames, seatName, (at) => show(at));
+    controls.scrub.max = last;
+  }
+
   labelSeats(renderer);
-  const end = describeEnd(summary);
-  document.getElementById("result").replaceChildren(
-    h("span", { class: `badge end-${end.kind}` }, end.label), " ", resultLine(replay), " · ", end.detail,
-  );
-  controls.scrub.max = last;
+  build();
 
   function describePosition(frame) {
     const where = `Position ${frame.ply} of ${last}`;
+    if (!frame.actions && live) return `${where} · ${frame.actors.map(seatName).join(" and ")} to move now`;
     if (!frame.actions) return `${where} · final position`;
     const movers = frame.actors.map(seatName).join(" and ");
     const named = (seat, text) => (frame.actors.length > 1 ? `P${seat + 1} ` : "") + text;
@@ -83,7 +95,8 @@ function start(replay, renderer, summary) {
     controls.scrub.value = ply;
     controls.ply.textContent = describePosition(frame);
     document.getElementById("search-heading").textContent = insightHeading(frame);
-    document.getElementById("search").replaceChildren(...searchSummary(frame, seatName, renderer.describeMove, renderer.describeAction));
+    const thinking = live && ply === last ? [h("p", { class: "muted" }, "Not played yet: the search shows once the move is made.")] : null;
+    document.getElementById("search").replaceChildren(...(thinking ?? searchSummary(frame, seatName, renderer.describeMove, renderer.describeAction)));
     values.mark(ply);
     root.dataset.ply = ply;
     clearTimeout(urlTimer);
@@ -134,8 +147,27 @@ function start(replay, renderer, summary) {
     const wanted = requestedPly();
     if (wanted !== null && wanted !== ply) show(wanted);
   });
-  show(requestedPly() ?? 0);
+  show(requestedPly() ?? (live ? last : 0));
   root.dataset.ready = "true";
+  return {
+    extend(since, news, playing) {
+      const following = ply === last;
+      frames = [...frames.slice(0, since), ...news];
+      last = frames.length - 1;
+      live = playing;
+      build();
+      show(following ? last : ply);
+    },
+    ply: () => ply,
+  };
+}
+
+/** The result line of a finished game: the end's badge, who won, and how it ended. */
+function showResult(replay, summary) {
+  const end = describeEnd(summary);
+  document.getElementById("result").replaceChildren(
+    h("span", { class: `badge end-${end.kind}` }, end.label), " ", resultLine(replay), " · ", end.detail,
+  );
 }
 
 function resultLine(replay) {
@@ -145,11 +177,60 @@ function resultLine(replay) {
   return `P${winner + 1} ${replay.seats[winner].name} wins`;
 }
 
+/** Follows a game in progress: polls for the frames since the latest one held every `poll_ms`,
+ *  and once the game is recorded goes on to its replay at the position shown. */
+async function follow(data, player) {
+  const badge = document.getElementById("live-badge");
+  const line = document.getElementById("result");
+  const report = (known) => {
+    badge.dataset.status = known.status;
+    badge.textContent = known.status === "over" ? "game over" : "live";
+    if (known.status === "over") showResult(known, { end_reason: known.end_reason, forfeit_seat: known.forfeit?.player ?? null });
+    else line.textContent = `Live: ${known.ply} steps played, updated ${new Date(known.updated_at).toLocaleTimeString()}.`;
+  };
+  let known = data.live;
+  report(known);
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, data.poll_ms));
+    if (document.hidden) continue;
+    let news;
+    try {
+      news = await getJson(`${data.live_url}?since=${known.ply}`);
+      if (news.status !== "recorded" && news.run !== known.run) news = await getJson(`${data.live_url}?since=0`); // played again from the start
+    } catch (error) {
+      if (!(error instanceof ReadableError)) throw error;
+      if (error.code === "not_in_progress") {
+        badge.dataset.status = "stopped";
+        badge.textContent = "stopped";
+        line.textContent = "This game is no longer being played: its pairing went back to the queue, to be played again from the start.";
+        return;
+      }
+      line.textContent = `Live updates paused (${error.message}); retrying.`;
+      continue;
+    }
+    if (news.status === "recorded") {
+      location.replace(`/games/${news.game_id}#ply=${player.ply()}`);
+      return;
+    }
+    if (news.run !== known.run || news.ply !== known.ply || news.status !== known.status) {
+      player.extend(news.since, news.frames, news.status === "playing");
+    }
+    known = news;
+    report(known);
+  }
+}
+
 async function main() {
   const data = pageData();
   try {
+    if (data.live) {
+      const player = start(data.live, await loadRenderer(data.live.game), { live: data.live.status === "playing" });
+      await follow(data, player);
+      return;
+    }
     const replay = await getJson(data.frames_url);
-    start(replay, await loadRenderer(replay.game), data.game);
+    start(replay, await loadRenderer(replay.game));
+    showResult(replay, data.game);
   } catch (error) {
     // A readable error is shown as it is; anything else is a bug of this viewer, whose raw text
     // (a browser's TypeError...) would tell a visitor nothing: it goes to the console instead.

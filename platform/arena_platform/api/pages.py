@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import jinja2
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from sqlmodel import Session
 
@@ -26,10 +26,12 @@ from arena_bots.manifest import PLAYER_KINDS
 from arena_games.registry import GAMES
 from arena_platform.api.bot_moves import offered_to_people
 from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
+from arena_platform.api.errors import ApiError
 from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
+from arena_platform.api.routes import live as live_routes
 from arena_platform.models import Ladder
-from arena_platform.store import bots, human_games, ladders, reads, training
+from arena_platform.store import bots, human_games, ladders, live, reads, training
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -37,6 +39,7 @@ RECENT_GAMES = 20  # on a bot's page
 BOTS_IN_FILTER = 500  # bots offered by the games page's bot filter
 LEADERBOARD_POLL_MS = 3000  # how often an open leaderboard asks the API for news
 TRAINING_POLL_MS = 3000  # how often an open training session page asks the API for news
+LIVE_POLL_MS = 1000  # how often a game in progress asks the API for its new moves
 # Pages run only their own modules and reach only this server: injected markup would stay inert.
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -191,6 +194,27 @@ def replay_page(game_id: str, request: Request, session: SessionDep) -> HTMLResp
     return render(request, "replay.html", game=game, ladder=ladder, page_data=data)
 
 
+@router.get("/live/{pairing_id}/{index}", response_class=HTMLResponse)
+def live_page(pairing_id: str, index: str, request: Request, session: SessionDep) -> Response:
+    """A game a worker is playing now, in the replay viewer, which follows it move by move; once
+    its pairing is recorded, a redirect to the recorded game."""
+    key, number = _number(pairing_id), _number(index, lowest=0)
+    what = f"game {index} of pairing {pairing_id} in progress"
+    if key is None or number is None:
+        return _not_found(request, what)
+    try:
+        answer = live_routes.live_or_recorded(session, pairing_id=key, index=number, since=0)
+    except ApiError:  # not played now (404), or its steps do not re-play (409)
+        return _not_found(request, what)
+    if answer.game_id is not None:
+        return RedirectResponse(f"/games/{answer.game_id}", status_code=303)
+    ladder = ladders.get_ladder(session, ladder_id=answer.ladder_id)
+    data = {"live": answer, "live_url": f"/api/v1/live/{key}/{number}", "poll_ms": LIVE_POLL_MS}
+    return render(
+        request, "live.html", live=answer, ladder=ladder, game={"steps": answer.ply}, page_data=data
+    )
+
+
 @router.get("/play/{game_id}", response_class=HTMLResponse)
 def play_page(game_id: str, request: Request, session: SessionDep) -> HTMLResponse:
     """A game against a bot, live: the person who started it moves, anyone else watches."""
@@ -237,6 +261,8 @@ def _leaderboard_page(
     data = {  # the leaderboard exactly as the page's polling fetches it, from the API's cache
         "leaderboard": json.loads(ladder_routes.cached_leaderboard(services, ladder.id).plain),
         "url": f"/api/v1/ladders/{ladder.id}/leaderboard",
+        "live": live.ladder_games(session, ladder_id=ladder.id),  # its games in progress, polled too
+        "live_url": f"/api/v1/ladders/{ladder.id}/live",
         "poll_ms": LEADERBOARD_POLL_MS,
     }
     return render(
@@ -263,11 +289,12 @@ def not_found_page(request: Request) -> HTMLResponse:
     return _not_found(request, "page")
 
 
-def _number(text: str) -> int | None:
-    """The id (or count) written in `text`: a whole number from 1 to MAX_ID; None for anything else."""
+def _number(text: str, *, lowest: int = 1) -> int | None:
+    """The id (or count, or index from `lowest` 0) written in `text`: a whole number from `lowest`
+    to MAX_ID; None for anything else."""
     if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))):
         return None
-    return int(text) if 1 <= int(text) <= MAX_ID else None
+    return int(text) if lowest <= int(text) <= MAX_ID else None
 
 
 def _lookup(text: str, find: Callable[[int], Found | None]) -> Found | None:
