@@ -47,6 +47,7 @@ bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/worker.py
 	$(BIN)/python bench/dqn_worker.py
 	$(BIN)/python bench/ratings.py
+	$(BIN)/python bench/live.py
 	$(BIN)/python bench/platform_load.py  # needs PostgreSQL and Redis, as CI has
 
 clean:

@@ -93,6 +93,12 @@ def test_dqn_worker_prints_games_per_hour_and_the_share_in_onnx_runtime():
     assert "DQN / racer: " in out
 
 
+def test_live_prints_the_cost_of_writing_games_in_progress():
+    out = run_quick("live.py")
+    assert "every 0.5 s (default):" in out
+    assert "CPU ratio to no writes" in out
+
+
 def test_ratings_prints_its_ratio_to_the_target():
     out = run_quick("ratings.py")
     assert "ratio to the 1 s target" in out
