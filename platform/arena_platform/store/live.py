@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import and_, delete, exists, insert, update
+from sqlalchemy import and_, bindparam, delete, exists, insert, update
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
@@ -87,20 +87,29 @@ def open_games(session: Session, *, owner: str, games: Sequence[NewLiveGame]) ->
 
 
 def add_progress(session: Session, *, progress: Sequence[LiveProgress]) -> None:
-    """Appends the games' new steps and sets the results of those over, in one transaction. Commits."""
+    """Appends the games' new steps and sets the results of those over, in one transaction. Commits.
+
+    Two statements for the whole batch (an executemany each, in Core: ORM statements per game cost
+    about 3 ms of CPU a write for eight games), and one per game that ended."""
+    connection, games = session.connection(), LiveGame.__table__
     steps = [
         {"live_game_id": game.live_game_id, "ply": game.first_ply + offset, "step": step}
         for game in progress
         for offset, step in enumerate(game.steps)
     ]
     if steps:
-        session.exec(insert(LiveStep), params=steps)
-    now = utc_now()
+        connection.execute(insert(LiveStep.__table__), steps)
+    if progress:
+        moved = update(games).where(games.c.id == bindparam("live_id"))
+        written = [
+            {"live_id": game.live_game_id, "written": game.first_ply + len(game.steps)} for game in progress
+        ]
+        connection.execute(moved.values(steps=bindparam("written"), updated_at=utc_now()), written)
     for game in progress:
-        values: dict[str, Any] = {"steps": game.first_ply + len(game.steps), "updated_at": now}
         if game.result is not None:
-            values["result"] = game.result
-        session.exec(update(LiveGame).where(col(LiveGame.id) == game.live_game_id).values(**values))
+            connection.execute(
+                update(games).where(games.c.id == game.live_game_id).values(result=game.result)
+            )
     session.commit()
 
 
