@@ -172,5 +172,8 @@ def test_refusals_of_the_live_api(client, engine, pairing):
     assert client.get(f"/api/v1/live/{pairing.id}/0", params={"since": -1}).status_code == 422
     unknown = client.get("/api/v1/ladders/999999/live")
     assert (unknown.status_code, unknown.json()["code"]) == (404, "not_found")
+    for page in (f"/live/{pairing.id}/0", "/live/x/0", f"/live/{pairing.id}/-1"):  # the live page: 404 page
+        response = client.get(page)
+        assert (response.status_code, response.headers["content-type"][:9]) == (404, "text/html"), page
     paths = client.get("/api/v1/openapi.json").json()["paths"]
     assert {"/api/v1/ladders/{ladder_id}/live", "/api/v1/live/{pairing_id}/{index}"} <= set(paths)
