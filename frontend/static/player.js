@@ -51,10 +51,11 @@ function requestedPly() {
 }
 
 /** Starts the player on `replay` (its `frames`, `seats`, `opening_length`); `live` while the game
- *  is still played (its last frame is then the position to play). Returns {extend, ply}:
+ *  is still played (its last frame is then the position to play); at its last position when
+ *  `atEnd` (a game in progress), else at its first (or #ply=N). Returns {extend, ply}:
  *  `extend(since, frames, playing)` replaces the frames from `since` on (a game in progress moved
  *  on; `playing`: it still is), `ply()` is the position shown. */
-function start(replay, renderer, { live = false } = {}) {
+function start(replay, renderer, { live = false, atEnd = false } = {}) {
   let frames = replay.frames;
   let last = frames.length - 1;
   let board = null;
@@ -147,7 +148,7 @@ function start(replay, renderer, { live = false } = {}) {
     const wanted = requestedPly();
     if (wanted !== null && wanted !== ply) show(wanted);
   });
-  show(requestedPly() ?? (live ? last : 0));
+  show(requestedPly() ?? (atEnd ? last : 0));
   root.dataset.ready = "true";
   return {
     extend(since, news, playing) {
@@ -224,7 +225,7 @@ async function main() {
   const data = pageData();
   try {
     if (data.live) {
-      const player = start(data.live, await loadRenderer(data.live.game), { live: data.live.status === "playing" });
+      const player = start(data.live, await loadRenderer(data.live.game), { live: data.live.status === "playing", atEnd: true });
       await follow(data, player);
       return;
     }
