@@ -883,3 +883,18 @@ def test_the_games_of_a_batch_are_written_as_they_go_and_go_with_their_recording
     replay = Replay.from_json(context.blobs.get(record.replay_sha256).decode())
     assert len(steps_seen) > opening
     assert steps_seen == [step_to_dict(step) for step in replay.steps[: len(steps_seen)]]
+
+
+def test_the_sweeper_deletes_the_games_in_progress_of_a_claim_given_back(context, new_pairings):
+    (pairing_id,) = new_pairings(1)
+    assert _claim(context.engine, pairing_id, "gone/1")
+    pairing = _pairing(context.engine, pairing_id)
+    new = live_store.NewLiveGame(pairing_id, 0, pairing.ladder_id, pairing.bot_a_id, pairing.bot_b_id, {})
+    with session(context.engine) as db:
+        live_store.open_games(db, owner="gone/1", games=[new])
+        store.release_pairing(
+            db, pairing_id=pairing_id, owner="gone/1", error="shutdown", max_attempts=2, charge=False
+        )
+    runner.sweep(context)
+    with session(context.engine) as db:
+        assert db.exec(select(func.count()).select_from(LiveGame)).one() == 0
