@@ -3,7 +3,7 @@
 New tables only: a worker writes a game in progress there while it plays it, and the rows go with
 the pairing's recording (or the sweeper, once the claim that wrote them no longer holds it).
 
-Revision ID: 0013
+Revision ID: 0012
 Revises: 0011
 Create Date: 2026-11-26 20:00:00.000000
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013"
+revision = "0012"
 down_revision = "0011"
 branch_labels = None
 depends_on = None
