@@ -122,11 +122,32 @@ class Pairing(SQLModel, table=True):
     attempts: int = 0  # failures that may be its own (store.pairings says which)
     isolated: bool = False  # its worker died while it played with others: it is played alone since
     urgent: bool = False  # a newcomer's, a running SPRT's: played ahead of the round (store.scheduling)
+    # a challenge's pairing (store.challenges), outside the ladder's schedule; None: the ladder's own
+    challenge_id: int | None = Field(default=None, foreign_key="challenge.id", index=True)
     lease_owner: str | None = Field(default=None, max_length=128)
     lease_expires_at: datetime | None = _time(nullable=True, index=True)
     created_at: datetime = _created()
     finished_at: datetime | None = _time(nullable=True)
     error: str | None = Field(default=None, max_length=2000)
+
+
+class Challenge(SQLModel, table=True):
+    """A user's request for `pairs` seat-swapped pairs between their bot and another active bot of
+    the same ladder (store.challenges), played by the workers at the ladder's budget as pairings
+    that carry its id. Unrated unless `rated`: an unrated challenge's games enter neither the
+    ladder's rating fit nor its schedule. Its progress and results are read from its pairings and
+    games; nothing here changes after creation."""
+
+    __table_args__ = (Index("ix_challenge_user_id_created_at", "user_id", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id")  # who asked; indexed first in (user_id, created_at)
+    ladder_id: int = Field(foreign_key="ladder.id")
+    bot_id: int = Field(foreign_key="bot.id", index=True)  # the challenger's bot: bot_a of every pairing
+    opponent_id: int = Field(foreign_key="bot.id", index=True)
+    pairs: int  # pairings booked, each one seat-swapped pair of games from one opening
+    rated: bool = False
+    created_at: datetime = _created()
 
 
 class GameRecord(SQLModel, table=True):

@@ -50,6 +50,10 @@ class Settings:
     human_games_per_hour: int = 60  # games against a bot started per client address (no account needed)
     human_moves_per_minute: int = 30  # moves (each answered by a search) per client address
     games_per_pairing: int = 2  # seat-swapped games from one opening
+    # Challenges (store.challenges): pairs of one bot against another, asked for by a user.
+    challenge_max_pairs: int = 50  # seat-swapped pairs one challenge may ask for
+    challenges_open_per_user: int = 3  # a user's challenges with pairings still to play
+    challenges_per_day: int = 20  # challenges one user may start in 24 hours
     ladder_simulations: int = 100  # evaluations per move on the ladders uploads join (as the zoo's bars)
     lease_seconds: int = 600  # a claimed pairing goes back to the queue if its worker is silent this long
     heartbeat_seconds: int = 30
@@ -121,6 +125,9 @@ class Settings:
             "accounts_per_hour",
             "human_games_per_hour",
             "human_moves_per_minute",
+            "challenge_max_pairs",
+            "challenges_open_per_user",
+            "challenges_per_day",
             "lease_seconds",
             "max_attempts",
             "port",

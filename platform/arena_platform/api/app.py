@@ -21,6 +21,7 @@ from arena_platform.api.pages import install_pages, not_found_page
 from arena_platform.api.routes import (
     accounts,
     bots,
+    challenges,
     frames,
     games,
     health,
@@ -102,7 +103,20 @@ def create_app(
         BodySizeLimit, max_bytes=settings.max_json_bytes, larger={UPLOAD_ROUTE: settings.max_upload_bytes}
     )
     api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
-    for module in (accounts, me, bots, games, frames, human_games, ladders, live, predict, training, health):
+    for module in (
+        accounts,
+        me,
+        bots,
+        challenges,
+        games,
+        frames,
+        human_games,
+        ladders,
+        live,
+        predict,
+        training,
+        health,
+    ):
         api.include_router(module.router)
     app.include_router(api)
     install_docs(app)  # /docs

@@ -90,4 +90,5 @@ def _booked(pairing: Pairing, opponent: Bot) -> BookedPairing:
         opponent=BotRef(id=opponent.id, name=opponent.name, version=opponent.version),
         status=pairing.status,
         booked_at=pairing.created_at,
+        challenge_id=pairing.challenge_id,
     )

@@ -21,6 +21,7 @@ from sqlmodel import Session, col, select
 from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, TrainingSession, User
 from arena_platform.store.bookings import bot_queue
+from arena_platform.store.challenges import challenges_of_bot
 from arena_platform.store.ladders import house_bots
 from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView, sprt_test
 from arena_platform.store.sprt_tests import (
@@ -30,6 +31,8 @@ from arena_platform.store.sprt_tests import (
     start_test,
     stop_tests_of,
 )
+
+LISTED_CHALLENGES = 20  # a bot's latest challenges its detail lists
 
 
 class NameTaken(ValueError):
@@ -163,7 +166,7 @@ def list_bots(
 
 def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
     """The bot with its manifest, validation report, current rating, SPRT (where it is a new
-    version) and what is booked for it; None when unknown."""
+    version), what is booked for it and its latest challenges; None when unknown."""
     row = session.exec(
         _bot_query()
         .add_columns(Rating)
@@ -180,6 +183,7 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
         rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
         sprt=sprt_test(session, bot_id=bot_id),
         queue=bot_queue(session, bot=bot, ladder=ladder),
+        challenges=challenges_of_bot(session, bot_id=bot_id, limit=LISTED_CHALLENGES),
     )
 
 

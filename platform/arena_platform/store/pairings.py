@@ -61,9 +61,10 @@ def create_pairings(
     pairs: Sequence[tuple[int, int]],
     redelivery_seconds: int,
     urgent: Collection[int] = (),
+    challenge_id: int | None = None,
 ) -> list[Pairing]:
     """Queued pairings of `ladder` for the (bot_a_id, bot_b_id) `pairs`, with their seeds; those at
-    the indices `urgent` are marked urgent (`most_urgent`).
+    the indices `urgent` are marked urgent (`most_urgent`); all of them `challenge_id`'s, if given.
 
     bot_a moves first in a pairing's first game. Flushes (the seed needs the id); the caller commits,
     then sends the task messages.
@@ -77,6 +78,7 @@ def create_pairings(
             seed=0,
             lease_expires_at=deadline,
             urgent=index in urgent,
+            challenge_id=challenge_id,
         )
         for index, (a, b) in enumerate(pairs)
     ]

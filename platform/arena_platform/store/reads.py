@@ -128,6 +128,7 @@ class BookedPairing(BaseModel):
     opponent: BotRef
     status: Literal["queued", "running"]
     booked_at: UtcDatetime
+    challenge_id: int | None = None  # a challenge's pairing; None: the ladder's own
 
 
 class BotQueue(BaseModel):
@@ -145,12 +146,55 @@ class BotQueue(BaseModel):
     pace: LadderPace
 
 
+class PairingProgress(BaseModel):
+    """Pairings per state (the states of `arena_platform.store.pairings`)."""
+
+    queued: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+
+
+class ChallengeSummary(BaseModel):
+    """A challenge (store.challenges): `pairs` seat-swapped pairs of `bot` (its owner, `user`,
+    asked) against `opponent` on one ladder, at its budget. `status` is "open" while a pairing is
+    queued or running, then "finished" (at `finished_at`: its last pairing's end). The results are
+    `bot`'s: games won, drawn and lost; `pentanomial`, the pairs by its points (0, 0.5, 1, 1.5, 2);
+    `elo` its logistic Elo advantage over `opponent` from the pairs' mean score, with the 95%
+    interval [elo_low, elo_high] (arena_platform.sprt.elo_estimate); None before the first pair."""
+
+    id: int
+    ladder_id: int
+    ladder: str
+    game: str
+    simulations: int  # the ladder's budget, which the games are played at
+    user: str
+    bot: BotRef
+    opponent: BotRef
+    opponent_author: str | None  # None for a house bot
+    pairs: int
+    rated: bool  # its games enter the ladder's rating fit
+    created_at: UtcDatetime
+    status: Literal["open", "finished"]
+    finished_at: UtcDatetime | None
+    progress: PairingProgress  # its pairings by state
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    pentanomial: list[int]
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+
+
 class BotDetail(BotSummary):
     manifest: dict[str, Any]
     report: dict[str, Any]  # the validation report of the upload ({} for house bots)
     rating: RatingView | None
     sprt: SprtView | None = None  # the test where this bot is the new version, if any
     queue: BotQueue
+    challenges: list[ChallengeSummary] = []  # the latest ones it plays in, either side, newest first
 
 
 class LeaderboardEntry(BaseModel):
@@ -177,15 +221,6 @@ class LeaderboardEntry(BaseModel):
 _ENTRY_KEYS = tuple(LeaderboardEntry.model_fields)  # in the order they serialise: the rank first
 _ENTRY_COLUMNS = _ENTRY_KEYS[1:]  # what a LeaderboardRow gives: all but the rank
 _LIVE_STATES = (QUEUED, RUNNING, FAILED)  # the pairing states counted per read (done is kept)
-
-
-class PairingProgress(BaseModel):
-    """Pairings per state (the states of `arena_platform.store.pairings`)."""
-
-    queued: int = 0
-    running: int = 0
-    done: int = 0
-    failed: int = 0
 
 
 class GameSummary(BaseModel):
@@ -276,7 +311,7 @@ def list_games(
     `result` is from `bot_id`'s point of view ("draw" alone is allowed; "win" and "loss" need a
     bot, ValueError otherwise); `reason` keeps games whose end reason contains it (any case).
     """
-    query = _game_query()
+    query = game_query()
     if ladder_id is not None:
         query = query.where(GameRecord.ladder_id == ladder_id)
     if bot_id is not None:
@@ -286,13 +321,13 @@ def list_games(
     if reason:
         query = query.where(col(GameRecord.end_reason).icontains(reason, autoescape=True))
     rows = session.exec(query.order_by(col(GameRecord.id).desc()).offset(offset).limit(limit))
-    return [_game_summary(*row) for row in rows]
+    return [game_summary(*row) for row in rows]
 
 
 def get_game(session: Session, *, game_id: int) -> GameSummary | None:
     """One game with its replay's blob key; None when unknown."""
-    row = session.exec(_game_query().where(GameRecord.id == game_id)).first()
-    return None if row is None else _game_summary(*row)
+    row = session.exec(game_query().where(GameRecord.id == game_id)).first()
+    return None if row is None else game_summary(*row)
 
 
 def results_by_opponent(session: Session, *, bot_id: int) -> list[OpponentResult]:
@@ -367,7 +402,7 @@ def sprt_test(session: Session, *, bot_id: int) -> SprtView | None:
     )
 
 
-def _game_query() -> Any:
+def game_query() -> Any:
     first, second = aliased(Bot), aliased(Bot)
     return (
         select(GameRecord, first, second)
@@ -376,7 +411,7 @@ def _game_query() -> Any:
     )
 
 
-def _game_summary(game: GameRecord, first: Bot, second: Bot) -> GameSummary:
+def game_summary(game: GameRecord, first: Bot, second: Bot) -> GameSummary:
     return GameSummary(
         id=game.id,
         ladder_id=game.ladder_id,

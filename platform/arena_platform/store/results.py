@@ -1,7 +1,8 @@
 """Recording a pairing's games: exactly once, whatever the workers do (ARCHITECTURE §5).
 
-The games of a pairing, their outcomes added to the ladder's pair counts (the rating fit's input),
-its pairs added to the running SPRT between its two bots if there is one (store.sprt_tests), and
+The games of a pairing, their outcomes added to the ladder's pair counts (the rating fit's input;
+not an unrated challenge's, store.challenges), its pairs added to the running SPRT between its two
+bots if there is one (store.sprt_tests; not a challenge's), and
 the pairing's `done` mark are written in one transaction. Two lines of defence make a
 re-delivered or re-run pairing count nothing twice: the conditional update that marks the pairing
 done (only one recording can win it), and the unique (pairing_id, index) constraint on games. The
@@ -23,6 +24,7 @@ from sqlmodel import Session, col, select
 
 from arena_platform.models import GameRecord, PairCount, Pairing
 from arena_platform.ratings import count_pair_arrays
+from arena_platform.store.challenges import counts_in_ratings, unrated_pairings
 from arena_platform.store.live import drop_pairing
 from arena_platform.store.pairings import mark_done
 from arena_platform.store.sprt_tests import add_pairing
@@ -72,8 +74,10 @@ def record_pairing(session: Session, *, pairing: Pairing, games: Sequence[Played
             )
             for game in games
         )
-        _count_pairs(session, ladder_id=pairing.ladder_id, games=games)
-        add_pairing(session, bot_a_id=pairing.bot_a_id, bot_b_id=pairing.bot_b_id, games=games)
+        if counts_in_ratings(session, pairing=pairing):
+            _count_pairs(session, ladder_id=pairing.ladder_id, games=games)
+        if pairing.challenge_id is None:  # a challenge's pairs are its own evidence, no SPRT's
+            add_pairing(session, bot_a_id=pairing.bot_a_id, bot_b_id=pairing.bot_b_id, games=games)
         drop_pairing(session, pairing_id=pairing.id)  # its games are no longer in progress
         session.commit()
         return True
@@ -97,8 +101,8 @@ def pairing_games(session: Session, *, pairing_id: int) -> list[GameRecord]:
 
 
 def recount_pairs(session: Session, *, ladder_id: int) -> None:
-    """Rebuilds the ladder's pair counts from its games (after games were loaded around
-    `record_pairing`, as a benchmark's bulk SQL does). Does not commit."""
+    """Rebuilds the ladder's pair counts from its games, unrated challenges' left out (after games
+    were loaded around `record_pairing`, as a benchmark's bulk SQL does). Does not commit."""
     first_is_low = col(GameRecord.first_bot_id) < col(GameRecord.second_bot_id)
     outcomes = (
         select(
@@ -106,7 +110,7 @@ def recount_pairs(session: Session, *, ladder_id: int) -> None:
             case((first_is_low, GameRecord.second_bot_id), else_=GameRecord.first_bot_id).label("high"),
             case((first_is_low, GameRecord.score), else_=1 - col(GameRecord.score)).label("points"),
         )
-        .where(col(GameRecord.ladder_id) == ladder_id)
+        .where(col(GameRecord.ladder_id) == ladder_id, col(GameRecord.pairing_id).not_in(unrated_pairings()))
         .subquery()
     )
 

@@ -1,5 +1,7 @@
 """Scheduling rounds: the ladder's tables as `arena_platform.scheduling` sees them, and its pairings booked.
 
+Only the ladder's own pairings count here (LADDERS_OWN): a challenge's are booked by its user.
+
 Bots are named by their id as a string there, and ordered by id (creation order). A failed pairing
 (its workers went silent on every attempt) does not count as played: the pair is booked again, so
 no game is silently dropped. Only a pair that failed `QUARANTINE_FAILURES` times counts its failed
@@ -33,6 +35,9 @@ SCHEDULE_ROUND = 32  # pairings booked at most per scheduling round (the in-flig
 # A round's pairings go out in messages of at most this many, each played as one batch, pairings
 # that share a bot together (`task_groups`): one block of the scheduler (SchedulePolicy.block).
 PAIRINGS_PER_TASK = 4
+# The ladder's own pairings: a challenge's (store.challenges) are outside its schedule, neither a
+# pair's debt paid nor in-flight room taken, rated or not.
+LADDERS_OWN = col(Pairing.challenge_id).is_(None)
 
 
 def book_rounds(
@@ -103,7 +108,11 @@ def _urgent(pairing: ChosenPairing, bots: tuple[int, int], newcomers: set[int]) 
 
 def _newcomers(session: Session, *, ladder_id: int) -> set[int]:
     """The active bots that joined `ladder_id` after its first pairing was booked."""
-    first = select(func.min(Pairing.created_at)).where(col(Pairing.ladder_id) == ladder_id).scalar_subquery()
+    first = (
+        select(func.min(Pairing.created_at))
+        .where(col(Pairing.ladder_id) == ladder_id, LADDERS_OWN)
+        .scalar_subquery()
+    )
     statement = select(Bot.id).where(
         col(Bot.ladder_id) == ladder_id, col(Bot.status) == "active", col(Bot.created_at) > first
     )
@@ -125,7 +134,7 @@ def ladder_state(session: Session, *, ladder: Ladder, newcomers: Collection[int]
     )
     statement = (
         select(Pairing.bot_a_id, Pairing.bot_b_id, Pairing.status, func.count())
-        .where(col(Pairing.ladder_id) == ladder.id)
+        .where(col(Pairing.ladder_id) == ladder.id, LADDERS_OWN)
         .group_by(Pairing.bot_a_id, Pairing.bot_b_id, Pairing.status)
     )
     played: Counter[tuple[str, str]] = Counter()
@@ -151,7 +160,10 @@ def ladder_state(session: Session, *, ladder: Ladder, newcomers: Collection[int]
 
 
 def stalled_ladders(session: Session) -> list[int]:
-    """Ladders that have played but have nothing queued or running: a scheduling message was lost."""
-    started = select(Pairing.ladder_id).distinct()
-    busy = select(Pairing.ladder_id).where(col(Pairing.status).in_(IN_FLIGHT_STATUSES)).distinct()
+    """Ladders that have played but have nothing of their own queued or running: a scheduling
+    message was lost (a challenge in flight does not hide it)."""
+    started = select(Pairing.ladder_id).where(LADDERS_OWN).distinct()
+    busy = (
+        select(Pairing.ladder_id).where(LADDERS_OWN, col(Pairing.status).in_(IN_FLIGHT_STATUSES)).distinct()
+    )
     return sorted(set(session.exec(started).all()) - set(session.exec(busy).all()))

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func
 from sqlmodel import Session, delete, select
 
-from arena_platform.models import ApiToken, UploadAttempt, User, utc_now
+from arena_platform.models import ApiToken, Challenge, UploadAttempt, User, utc_now
 from arena_platform.store.reads import as_utc
 
 TOKEN_PREFIX = "arena_"  # makes a leaked token recognisable to secret scanners
@@ -74,7 +74,7 @@ def issue_token(
     TooManyTokens when the user would hold more active tokens than that: the caller rolls back.
     The caller commits."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(_TOKEN_BYTES)
-    _insert_counted(session, ApiToken(user_id=user_id, name=name, token_sha256=token_sha256(token)))
+    insert_counted(session, ApiToken(user_id=user_id, name=name, token_sha256=token_sha256(token)))
     if max_active is not None and len(list_tokens(session, user_id=user_id)) > max_active:
         raise TooManyTokens(f"a user holds at most {max_active} active API tokens: revoke one first")
     return token
@@ -149,7 +149,7 @@ def count_upload_attempt(session: Session, *, user_id: int, limit: int, window: 
     it). Raises UploadLimitReached when the user sent `limit` uploads in the `window` before it
     already: the caller rolls back, and nothing is counted. The caller commits."""
     attempt = UploadAttempt(user_id=user_id)
-    _insert_counted(session, attempt)
+    insert_counted(session, attempt)
     times = upload_attempts_since(session, user_id=user_id, since=attempt.created_at - window)
     if len(times) > limit:  # the newest is this one
         raise UploadLimitReached(frees_at=times[len(times) - 1 - limit] + window)
@@ -173,9 +173,10 @@ def upload_attempts_since(session: Session, *, user_id: int, since: datetime) ->
     return [as_utc(moment) for moment in times]
 
 
-def _insert_counted(session: Session, row: ApiToken | UploadAttempt) -> None:
-    """Adds the user's `row`, then locks the user's row until the transaction ends: a count made
-    next sees every row of theirs that a concurrent transaction added (see the module's doc).
+def insert_counted(session: Session, row: ApiToken | UploadAttempt | Challenge) -> None:
+    """Adds the user's `row` (one that a per-user cap counts), then locks the user's row until the
+    transaction ends: a count made next sees every row of theirs that a concurrent transaction
+    added (see the module's doc).
     FOR NO KEY UPDATE: the lock does not wait for transactions that merely refer to the user."""
     session.add(row)
     session.flush()
