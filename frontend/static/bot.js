@@ -1,12 +1,14 @@
 // A bot's page: what is booked for it and when it plays (refreshed), its rating history (the
 // estimate after each refit inside its 95% band), its record against each opponent, its recent
-// games, and for a new version its SPRT against the previous one, refreshed while it runs; and
+// games and challenges, and for a new version its SPRT against the previous one, refreshed while it runs; and
 // the form that starts a game against it.
 
-import { h, svg, pageData, botLink, percent, signed, getJson, shortTime, duration, ReadableError } from "./dom.js";
+import { h, svg, pageData, botLink, percent, getJson, shortTime, duration, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
 import { gamesTable } from "./gametable.js";
 import { startGame } from "./playstart.js";
+import { eloText, eloValue } from "./elo.js";
+import { challengesTable } from "./challengetable.js";
 
 const data = pageData();
 const HISTORY_HEIGHT = 220;
@@ -77,6 +79,7 @@ function opponentsTable(opponents) {
 drawHistory(document.getElementById("history"), data.history, data.games.length > 0);
 document.getElementById("opponents").replaceChildren(opponentsTable(data.opponents));
 document.getElementById("games").replaceChildren(gamesTable(data.games, { botId: data.bot.id }));
+document.getElementById("challenges").replaceChildren(challengesTable(data.bot.challenges));
 
 // ---- the SPRT of a new version against its previous one (GET /api/v1/bots/{id}/sprt) ----------
 
@@ -104,32 +107,6 @@ function llrBar(test) {
     h("span", { class: "llr-bar", role: "img", "aria-label": `LLR ${test.llr.toFixed(2)} between ${test.lower_bound.toFixed(2)} and ${test.upper_bound.toFixed(2)}`, "data-llr": test.llr }, zero, marker),
     h("span", { class: "llr-bound" }, `H1 ${test.upper_bound.toFixed(2)}`),
   );
-}
-
-/** "best" or "worst" where every pair so far scored 2 points or 0 (pentanomial: pairs scoring 0, 0.5,
- * 1, 1.5, 2 points): no finite Elo fits such a score, so the estimate is only the regularized one
- * (up to the clip that keeps it finite) and the honest figure is the interval's far end, a bound. */
-function oneSided(test) {
-  const pairs = test.pentanomial.reduce((sum, count) => sum + count, 0);
-  if (pairs > 0 && test.pentanomial[4] === pairs) return "best";
-  if (pairs > 0 && test.pentanomial[0] === pairs) return "worst";
-  return null;
-}
-
-function eloValue(test) {
-  if (test.elo === null) return "–";
-  const side = oneSided(test);
-  if (side === "best") return `≥ ${signed(test.elo_low, 1)}`;
-  if (side === "worst") return `≤ ${signed(test.elo_high, 1)}`;
-  return signed(test.elo, 1);
-}
-
-function eloText(test) {
-  if (test.elo === null) return "no pairs yet";
-  const side = oneSided(test);
-  if (side === "best") return `at least ${signed(test.elo_low, 1)} Elo (95%): a perfect score so far`;
-  if (side === "worst") return `at most ${signed(test.elo_high, 1)} Elo (95%): no point so far`;
-  return `${signed(test.elo, 1)} Elo (95%: ${signed(test.elo_low, 1)} to ${signed(test.elo_high, 1)})`;
 }
 
 function sprtView(test) {
@@ -217,7 +194,7 @@ function bookedTable(booked) {
           "tr",
           { "data-pairing-id": pairing.id, "data-status": pairing.status },
           h("td", {}, `#${pairing.id}`),
-          h("td", {}, botLink(pairing.opponent)),
+          h("td", {}, botLink(pairing.opponent), pairing.challenge_id !== null && h("a", { class: "muted small challenge-link", href: `/challenges/${pairing.challenge_id}` }, ` challenge #${pairing.challenge_id}`)),
           h("td", {}, QUEUE_STATES[pairing.status]),
           h("td", {}, shortTime(pairing.booked_at)),
         ),

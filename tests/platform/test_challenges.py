@@ -118,6 +118,8 @@ def test_a_challenge_is_booked_sent_read_and_listed_on_both_bots(client, rivals,
         (pairing.id, index) for pairing in sorted(booked, key=lambda p: p.id) for index in (0, 1)
     ]
     assert client.get("/api/v1/challenges/99").json()["code"] == "not_found"
+    assert client.get(f"/challenges/{challenge['id']}").status_code == 200  # its page (tests/web draws it)
+    assert client.get("/challenges/99").status_code == 404
 
 
 def test_every_refusal_has_its_code_and_reason(client, rivals, engine):

@@ -1,6 +1,8 @@
-"""The bot page's SPRT in Chromium: a new version shows its test (LLR bar, pentanomial counts,
-verdict in words, Elo difference with its interval) and follows it live to the verdict; a first
-version shows none."""
+"""Pairs of seat-swapped games in Chromium. The bot page's SPRT: a new version shows its test (LLR
+bar, pentanomial counts, verdict in words, Elo difference with its interval) and follows it live
+to the verdict; a first version shows none. A challenge's page: its progress, W/D/L and Elo
+difference follow its games live until it finishes, its games link to the replay viewer, and the
+opponent's page lists it."""
 
 from __future__ import annotations
 
@@ -8,16 +10,18 @@ import re
 
 from played import placeholder_game
 from playwright.sync_api import expect
+from sqlmodel import col, select
 
 from arena_bots.manifest import Manifest
 from arena_platform.db import session
-from arena_platform.models import Bot, Ladder
-from arena_platform.store import bots, sprt_tests
+from arena_platform.models import Bot, Ladder, Pairing, User
+from arena_platform.store import bots, challenges, sprt_tests
 from arena_platform.store.pairings import create_pairings
 from arena_platform.store.results import record_pairing
 
 QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
-LIVE_MS = 15_000  # the page refreshes a running test every 5 s
+LIVE_MS = 15_000  # the page refreshes a running test every 5 s, an open challenge every 3 s
+CHALLENGE_LIMITS = challenges.Limits(max_pairs=10, open=10, per_day=10)
 
 
 def _record_pair(site, new_id: int, old_id: int, new_points: tuple[float, float]) -> None:
@@ -52,6 +56,22 @@ def _new_version(site, old_id: int) -> int:
         )
         db.commit()
         return newer.id
+
+
+def _play_one(site, challenge_id: int, scores: tuple[float, float]) -> None:
+    """Records the challenge's next queued pairing as a worker would (first-seat `scores`)."""
+    with session(site.engine) as db:
+        pairing = db.exec(
+            select(Pairing)
+            .where(Pairing.challenge_id == challenge_id, Pairing.status == "queued")
+            .order_by(Pairing.id)
+        ).first()
+        seats = ((pairing.bot_a_id, pairing.bot_b_id), (pairing.bot_b_id, pairing.bot_a_id))
+        games = [
+            placeholder_game(index, *seat, score)
+            for index, (seat, score) in enumerate(zip(seats, scores, strict=True))
+        ]
+        assert record_pairing(db, pairing=pairing, games=games)
 
 
 def test_a_new_version_shows_its_test_live_until_the_verdict(page, site, screenshot):
@@ -94,3 +114,52 @@ def test_a_perfect_score_shows_its_elo_as_a_bound(page, site, screenshot):
     expect(panel.locator(".elo-value")).to_have_text(re.compile(r"^≥ \+\d+\.\d$"))
     expect(panel).to_contain_text(re.compile(r"at least \+\d+\.\d Elo \(95%\): a perfect score so far"))
     screenshot(page, "bot-sprt-perfect")
+
+
+def test_a_challenge_page_follows_its_games_live_and_the_opponent_lists_it(page, site, screenshot):
+    with session(site.engine) as db:  # alice's first active bobail bot (the SPRT above retires alpha)
+        alice = db.exec(select(User).where(User.name == "alice")).one()
+        active = select(Bot.id).where(Bot.ladder_id == site.bobail_ladder, Bot.status == "active")
+        mine = db.exec(active.where(Bot.owner_id == alice.id).order_by(Bot.id)).first()
+        opponent = db.exec(active.where(col(Bot.owner_id) != alice.id).order_by(Bot.id)).first()
+        challenge, _ = challenges.create_challenge(
+            db,
+            user_id=alice.id,
+            bot_id=mine,
+            opponent_id=opponent,
+            pairs=2,
+            rated=False,
+            limits=CHALLENGE_LIMITS,
+            redelivery_seconds=60,
+        )
+        db.commit()
+    page.goto(f"{site.url}/challenges/{challenge.id}")
+    expect(page.locator("h1")).to_contain_text(f"Challenge #{challenge.id}")
+    expect(page.locator("h1 .badge.unrated")).to_have_text("unrated")
+    expect(page.locator("#challenge-status")).to_have_text("open")
+    expect(page.locator("#pairs-text")).to_have_text("0 / 2 pairs")
+    expect(page.locator("#pairs-states")).to_have_text("2 waiting")
+    expect(page.locator(".elo-value")).to_have_text("–")
+
+    _play_one(site, challenge.id, (1.0, 0.5))  # alice's bot wins with the first seat, draws with the second
+    expect(page.locator("#pairs-text")).to_have_text("1 / 2 pairs", timeout=LIVE_MS)
+    expect(page.locator(".fact .wdl")).to_have_text("1 / 1 / 0")
+    expect(page.locator("table.pentanomial tbody td")).to_have_text(["0", "0", "0", "1", "0"])
+    _play_one(site, challenge.id, (0.0, 0.0))  # loses the first seat, wins the second
+    expect(page.locator("#challenge-status")).to_have_text("finished", timeout=LIVE_MS)
+    expect(page.locator(".fact .wdl")).to_have_text("2 / 1 / 1")
+    expect(page.locator(".elo-value")).to_have_text(re.compile(r"^\+\d"))  # 1.5 + 1 points of 4
+    expect(page.locator(".fact").nth(1)).to_contain_text("95%:")
+    links = page.locator("#games table.games td.game a")
+    expect(links).to_have_count(4)
+    assert re.fullmatch(r"/games/\d+", links.first.get_attribute("href"))
+    expect(page.locator("#challenge-updated")).to_have_text("")  # no more polling once finished
+    screenshot(page, "challenge-finished")
+
+    page.goto(f"{site.url}/bots/{opponent}")  # what the opponent's owner sees
+    row = page.locator(f"#challenges tr[data-challenge-id='{challenge.id}']")
+    expect(row).to_contain_text("by alice")
+    expect(row).to_contain_text("2 / 2 pairs")
+    expect(row.locator(".badge.unrated")).to_have_count(1)
+    row.locator(f"a[href='/challenges/{challenge.id}']").click()
+    expect(page).to_have_url(re.compile(rf"/challenges/{challenge.id}$"))

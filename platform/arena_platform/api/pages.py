@@ -27,11 +27,12 @@ from arena_games.registry import GAMES
 from arena_platform.api.bot_moves import offered_to_people
 from arena_platform.api.deps import MAX_ID, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError
+from arena_platform.api.routes import challenges as challenge_routes
 from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
 from arena_platform.api.routes import live as live_routes
 from arena_platform.models import Ladder
-from arena_platform.store import bots, human_games, ladders, live, reads, training
+from arena_platform.store import bots, challenges, human_games, ladders, live, reads, training
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -140,6 +141,17 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         training_session=None if checkpoint is None else checkpoint.session_id,
         page_data=data,
     )
+
+
+@router.get("/challenges/{challenge_id}", response_class=HTMLResponse)
+def challenge_page(challenge_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    """A challenge: its progress, W/D/L, Elo difference and games (each to its replay), refreshed
+    from the API while it is open."""
+    found = _lookup(challenge_id, lambda key: challenges.get_challenge(session, challenge_id=key))
+    if found is None:
+        return _not_found(request, f"challenge {challenge_id}")
+    detail = challenge_routes.challenge_detail(session, found)
+    return render(request, "challenge.html", challenge=detail, page_data={"challenge": detail})
 
 
 @router.get("/training/{session_id}", response_class=HTMLResponse)

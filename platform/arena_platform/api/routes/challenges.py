@@ -90,5 +90,10 @@ def _detail(session: Session, challenge_id: int) -> ChallengeDetail:
     summary = challenges.get_challenge(session, challenge_id=challenge_id)
     if summary is None:
         raise not_found(f"challenge {challenge_id}")
-    games = challenges.challenge_games(session, challenge_id=challenge_id)
+    return challenge_detail(session, summary)
+
+
+def challenge_detail(session: Session, summary: ChallengeSummary) -> ChallengeDetail:
+    """The challenge with its games (the API's answer and the challenge page's data)."""
+    games = challenges.challenge_games(session, challenge_id=summary.id)
     return ChallengeDetail(**summary.model_dump(), game_list=games)
