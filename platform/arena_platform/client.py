@@ -148,6 +148,16 @@ class ArenaClient:
         """`action` is pause, resume or cancel; returns the session."""
         return self._call("POST", f"/training-sessions/{session_id}/{action}")
 
+    def challenge_bot(self, bot_id: int, opponent_id: int, *, pairs: int = 4, rated: bool = False) -> Any:
+        """Challenge `opponent_id` with your bot `bot_id`: `pairs` seat-swapped pairs. Returns the
+        challenge."""
+        body = {"bot_id": bot_id, "opponent_id": opponent_id, "pairs": pairs, "rated": rated}
+        return self._call("POST", "/challenges", json=body)
+
+    def challenge(self, challenge_id: int) -> Any:
+        """A challenge with its progress, results and games."""
+        return self._call("GET", f"/challenges/{challenge_id}")
+
     def _call(self, method: str, path: str, **request: Any) -> Any:
         try:
             response = self._http.request(method, API_PREFIX + path, **request)

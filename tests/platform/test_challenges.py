@@ -14,6 +14,7 @@ from sqlalchemy import Engine, update
 from sqlmodel import col, select
 
 from arena_bots.manifest import Manifest
+from arena_platform import cli
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, PairCount, Pairing
@@ -237,3 +238,38 @@ def test_unrated_games_stay_out_of_the_ratings_and_every_challenge_out_of_the_sc
         db.exec(update(Pairing).where(col(Pairing.challenge_id).is_not(None)).values(status="queued"))
         state = ladder_state(db, ladder=db.get(Ladder, rivals.ladder_id))
         assert not state.in_flight
+
+
+def test_the_command_line_challenges_shows_and_names_what_is_wrong(
+    live_server, rivals, engine, capsys, monkeypatch
+):
+    monkeypatch.delenv("ARENA_TOKEN", raising=False)
+    url = live_server()
+    token = rivals.alice["Authorization"].removeprefix("Bearer ")
+    bots_named = [str(rivals.mine), str(rivals.theirs)]
+    assert cli.main(["challenge", *bots_named, "--pairs", "2", "--url", url, "--token", token]) == 0
+    first, follow = capsys.readouterr().out.splitlines()
+    challenge_id = int(first.split(":")[0].removeprefix("challenge "))
+    assert first.endswith(
+        "alice-bot v1 against bob-bot v1, 2 unrated pairs on bobail-v1-8 at 8 simulations per move"
+    )
+    assert follow.endswith(f"{url}/challenges/{challenge_id}")
+    _finish(engine, challenge_id)
+    assert cli.main(["challenge", "--show", str(challenge_id), "--url", url]) == 0  # anyone may look
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].startswith(
+        f"challenge {challenge_id} finished: alice-bot v1 (by alice) against bob-bot v1"
+    )
+    assert "| 2/2 pairs | W/D/L 2/2/0 | Elo +" in shown[0]
+    assert len(shown) == 5  # and its four games, each with its replay's page
+    assert shown[1].endswith("1-0 (status=done) " + f"{url}/games/{shown[1].split()[1].rstrip(':')}")
+
+    for arguments, problem in (
+        ([*bots_named, "--url", url], "challenging needs an API token"),
+        ([str(rivals.mine), str(rivals.mine), "--url", url, "--token", token], "cannot challenge itself"),
+        ([*bots_named, "--pairs", "99", "--url", url, "--token", token], "1 to 50 pairs"),
+        ([str(rivals.mine), "--url", url], "name your bot and its opponent"),
+        (["--show", "99", "--url", url], "challenge 99 does not exist"),
+    ):
+        assert cli.main(["challenge", *arguments]) == 2
+        assert problem in capsys.readouterr().err
