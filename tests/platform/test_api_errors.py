@@ -47,6 +47,7 @@ def _assert_error(response: httpx.Response, status: int, code: str | None = None
         "/api/v1/bots/999999/games",
         "/api/v1/bots/999999/opponents",
         "/api/v1/bots/999999/history",
+        "/api/v1/challenges/999999",
         "/api/v1/games/999999",
         "/api/v1/games/999999/replay",
         "/api/v1/ladders/999999/leaderboard",
@@ -64,6 +65,7 @@ def test_unknown_ids_and_routes_are_404(client, path):
         ("GET", "/api/v1/bots/0", {}),
         ("GET", "/api/v1/bots/99999999999999999999999999", {}),  # beyond any database integer
         ("GET", "/api/v1/games/-4/replay", {}),
+        ("GET", "/api/v1/challenges/0", {}),
         ("GET", "/api/v1/bots", {"limit": 0}),
         ("GET", "/api/v1/bots", {"offset": 2**70}),
         ("GET", "/api/v1/bots", {"owner": "a\x00b"}),  # PostgreSQL text cannot hold NUL
