@@ -1,5 +1,6 @@
 """The embedded default: SQLite, a blob folder and the in-process Celery worker play a small ladder of
-house bots end to end through the tasks; and the task layer's contracts."""
+house bots end to end through the tasks, and a challenge posted to the API; and the task layer's
+contracts."""
 
 from __future__ import annotations
 
@@ -9,18 +10,23 @@ import time
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 
+from arena_bots.manifest import Manifest
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
+from arena_platform.api import create_app
 from arena_platform.blobs import BlobStore
 from arena_platform.cli.serve import services
 from arena_platform.db import make_engine, migrate, session
-from arena_platform.models import Bot, GameRecord, Pairing, Rating, RatingHistory
+from arena_platform.models import Bot, GameRecord, PairCount, Pairing, Rating, RatingHistory
 from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
 from arena_platform.settings import Settings
+from arena_platform.store import bots as bot_store
+from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder
 from arena_workers import tasks
@@ -190,3 +196,36 @@ def test_serving_starts_exactly_one_embedded_worker(settings):
     with pytest.raises(RuntimeError, match="already started"):
         worker.start()
     worker.stop()
+
+
+def test_a_challenge_posted_to_the_api_is_played_by_the_embedded_worker(settings, engine, blobs, onnx_bot):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=4, seed=3)
+        author, token = users.create_user(db, name="author")
+        mine = bot_store.create_network_bot(
+            db,
+            ladder_id=ladder.id,
+            owner_id=author.id,
+            manifest=Manifest(game="bobail", game_version=1, name="net", player="greedy"),
+            report={},
+            model_sha256=blobs.put(onnx_bot()),
+        )
+        opponent = db.exec(select(Bot.id).where(Bot.ladder_id == ladder.id, Bot.name == "random")).one()
+        db.commit()
+        mine_id = mine.id
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
+        app = create_app(settings, engine=engine, blobs=blobs, enqueue=worker.enqueue)
+        with TestClient(app) as client:
+            body = {"bot_id": mine_id, "opponent_id": opponent, "pairs": 2}
+            made = client.post("/api/v1/challenges", json=body, headers={"Authorization": f"Bearer {token}"})
+            assert made.status_code == 201, made.text
+            url = f"/api/v1/challenges/{made.json()['id']}"
+            _wait_for(lambda: client.get(url).json()["status"] == "finished", "the challenge was not played")
+            played = client.get(url).json()
+    assert (played["progress"]["done"], played["games"], len(played["game_list"])) == (2, 4, 4)
+    with session(engine) as db:  # the ladder's own rounds start after each task; only theirs are counted
+        own = select(func.count(GameRecord.id)).join(Pairing).where(Pairing.challenge_id.is_(None))
+        counted = select(
+            func.coalesce(func.sum(PairCount.low_wins + PairCount.draws + PairCount.high_wins), 0)
+        )
+        assert db.exec(counted).one() == db.exec(own).one()
