@@ -1,5 +1,6 @@
-"""Real services: `arena worker` processes on Redis and PostgreSQL play ladders end to end, and survive
-a worker killed with SIGKILL in the middle of a pairing without counting any game twice.
+"""Real services: `arena worker` processes on Redis and PostgreSQL play ladders and a challenge end to
+end, and survive a worker killed with SIGKILL in the middle of a pairing without counting any game
+twice.
 
 Tiny budgets keep each test well under a minute: Bobail, a few UCT simulations, leases of three
 seconds renewed every second, the sweeper every second.
@@ -18,15 +19,17 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import make_url
+from fastapi.testclient import TestClient
+from sqlalchemy import func, make_url
 from sqlmodel import col, select
 
 from arena_bots.manifest import Manifest
 from arena_games.registry import get_game
 from arena_games.replay import Replay, replay_states
+from arena_platform.api import create_app
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate, session
-from arena_platform.models import Bot, GameRecord, Ladder, Pairing, Rating, utc_now
+from arena_platform.models import Bot, GameRecord, Ladder, PairCount, Pairing, Rating, utc_now
 from arena_platform.queue import SCHEDULE_LADDER, celery_enqueue
 from arena_platform.scheduling import DEFAULT_POLICY
 from arena_platform.settings import Settings
@@ -152,6 +155,45 @@ def test_workers_play_a_ladder_of_house_and_network_bots_end_to_end(
         for row in ratings:
             assert row.low <= row.rating <= row.high
             assert row.games == row.wins + row.draws + row.losses > 0
+
+
+def test_a_challenge_posted_to_the_api_is_played_by_a_worker_and_rates_nobody(
+    engine, blobs, worker_environment, start_worker, redis_url, postgres_url, tmp_path, onnx_bot
+):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=8, seed=5)
+        owner, token = users.create_user(db, name="author")
+        manifest = Manifest(game="bobail", game_version=1, name="tiny", player="greedy")
+        mine = bot_store.create_network_bot(
+            db,
+            ladder_id=ladder.id,
+            owner_id=owner.id,
+            manifest=manifest,
+            report={},
+            model_sha256=blobs.put(onnx_bot()),
+        )
+        uct = db.exec(select(Bot.id).where(Bot.ladder_id == ladder.id, Bot.name == "uct")).one()
+        db.commit()
+        mine_id = mine.id
+    start_worker(worker_environment(**WORKER_SETTINGS))
+    settings = Settings(data_dir=tmp_path, database_url=postgres_url, broker_url=redis_url)
+    with TestClient(create_app(settings, engine=engine, blobs=blobs)) as client:  # it sends to Redis
+        body = {"bot_id": mine_id, "opponent_id": uct, "pairs": 3}
+        made = client.post("/api/v1/challenges", json=body, headers={"Authorization": f"Bearer {token}"})
+        assert made.status_code == 201, made.text
+        url = f"/api/v1/challenges/{made.json()['id']}"
+        wait_until(lambda: client.get(url).json()["status"] == "finished", "the worker played the challenge")
+        played = client.get(url).json()
+    assert (played["progress"], played["games"]) == ({"queued": 0, "running": 0, "done": 3, "failed": 0}, 6)
+    for summary in played["game_list"]:
+        replay = Replay.from_json(blobs.get(summary["replay_sha256"]).decode())
+        assert replay.meta["pairing_id"] == summary["pairing_id"]
+    with session(engine) as db:  # the ladder's own rounds start after each task: only theirs count
+        own = select(func.count(GameRecord.id)).join(Pairing).where(col(Pairing.challenge_id).is_(None))
+        counted = select(
+            func.coalesce(func.sum(PairCount.low_wins + PairCount.draws + PairCount.high_wins), 0)
+        )
+        assert db.exec(counted).one() == db.exec(own).one()
 
 
 def test_a_pairing_killed_mid_play_is_finished_by_another_worker_and_counted_once(
