@@ -15,6 +15,8 @@ The rules:
   own games do. Either way its pairings are outside the ladder's schedule (store.scheduling: they
   are no pair's debt paid or owed, and take no bot's in-flight room), and not urgent: they wait
   their turn in the ladder's queue. The ladder's progress and pace count them: the workers play them.
+- A pairing that fails (store.pairings: out of attempts played alone) is not booked again, as the
+  ladder's would be: the challenge finishes with the pairs it played, and says how many failed.
 - The results are read from its pairings and games at each read (the database is the truth):
   W/D/L of the challenger's bot, the pentanomial of its pairs and the Elo difference with its 95%
   interval (arena_platform.sprt.elo_estimate, the SPRTs' figure).
