@@ -136,8 +136,9 @@ def create_challenge(
     now: datetime | None = None,
 ) -> tuple[Challenge, list[Pairing]]:
     """The new challenge and its queued pairings (the challenger's bot is bot_a of each), once the
-    module's rules allow it; ChallengeRefused (a subclass naming the rule) otherwise, with nothing
-    written. Flushes; the caller commits, then sends the pairings' task messages."""
+    module's rules allow it; ChallengeRefused (a subclass naming the rule) otherwise, and the caller
+    rolls back: a refusal counts against no limit. Flushes; the caller commits, then sends the
+    pairings' task messages (those it could not send, the sweep sends)."""
     if not 1 <= pairs <= limits.max_pairs:
         raise PairsOutOfRange(f"a challenge plays 1 to {limits.max_pairs} pairs, not {pairs}")
     bot, opponent = (_bot(session, bot_id=key) for key in (bot_id, opponent_id))
