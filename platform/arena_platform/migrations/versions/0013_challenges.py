@@ -7,8 +7,8 @@ column is added in place with its foreign key inline (SQLite takes REFERENCES on
 NULL default, in plain SQL: alembic refuses it there), so the pairing table keeps the
 triggers of 0004.
 
-Revision ID: 0014
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-11-26 20:00:00.000000
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
