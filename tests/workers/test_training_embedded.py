@@ -27,7 +27,7 @@ from arena_platform.settings import Settings
 from arena_platform.store import training, users
 from arena_workers.embedded import EmbeddedWorker
 from arena_workers.runner import WorkerContext, sweep
-from arena_workers.training import train_session
+from arena_workers.training import DqnSessionRun, train_session
 
 pytest.importorskip("torch")
 
@@ -104,14 +104,15 @@ def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings:
         assert [c["version"] for c in tuned["checkpoints"]] == [1, 2]  # its first game ends in segment 2
 
 
-def test_the_dqn_kit_trains_a_csb_session_and_fine_tunes_it(settings: Settings):
-    ask = {"game": "csb", "kit": "dqn", "episodes": 100, "time_limit_seconds": 600}
+def test_the_dqn_kit_trains_a_csb_session_and_fine_tunes_it(settings: Settings, monkeypatch):
+    # Generations of 250 steps of 32 races (the kit's are 2,000), about 30 races started: one is enough.
+    monkeypatch.setattr(DqnSessionRun, "GENERATION_STEPS", 250)
+    ask = {"game": "csb", "kit": "dqn", "episodes": 25, "time_limit_seconds": 600}
     ask |= {"blocks": 1, "filters": 8, "checkpoint_every": 1}
     with _platform(settings) as (engine, client, headers):
         _, detail = _trained(client, headers, ask)
-        # A generation is 2,000 steps of 32 races, about 260 races started: one is enough.
         assert [c["generation"] for c in detail["checkpoints"]] == [1]
-        assert detail["progress"]["positions"] == 2_000 * 32
+        assert detail["progress"]["positions"] == 250 * 32
         assert [point["policy"] for point in detail["progress"]["losses"]] == [None]  # no policy head
         bot_ids = _rated_checkpoints(engine, client, detail)
 
