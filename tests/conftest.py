@@ -41,8 +41,12 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 REDIS_SERVER_URL = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379")
 # A database number the tests own, flushed before and after each module; two suites that run at once
-# on one machine each need their own.
-REDIS_TEST_DB = int(os.environ.get("ARENA_TEST_REDIS_DB", "13"))
+# on one machine each need their own. Each test process of the suite (pytest-xdist's gw0, gw1, ...)
+# takes the next number after it, modulo Redis's 16.
+REDIS_TEST_DB = (
+    int(os.environ.get("ARENA_TEST_REDIS_DB", "13"))
+    + int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+) % 16
 WORKER_READY_TIMEOUT_S = 60.0
 WORKER_STOP_TIMEOUT_S = 10.0
 
