@@ -2,7 +2,7 @@
 compiled core (ARCHITECTURE §9).
 
 It is `arena_bots.mcts.search` with rule "puct" (lockstep over the requests, `leaves_per_round`
-descents per tree and round with virtual loss, no root noise) on a game's kernels (`GAMES`:
+descents per tree and round with virtual loss, root noise) on a game's kernels (`GAMES`:
 Bobail's and Pente's), with a `NetworkEvaluator`. The trees, the descents, the steps to the new
 leaves, their legal masks and encodings (every input of the game's spec) run in compiled code;
 Python is back once per round with the batch of the new leaves' encodings, which it hands to
@@ -12,6 +12,9 @@ through `compiled_uct`'s stubs (bound by the tag's type, so Numba's cache holds 
 processes). Scores are computed in the reference's precisions (edge visits, values and priors
 float32, node visits and values float64), so with a deterministic evaluator the visits, priors and
 root value are the reference's (tests/bots/test_compiled_puct.py).
+Root noise is the reference's own `mcts.add_root_noise` on this forest's arrays, after the roots'
+evaluation: NumPy's `dirichlet` from each live request's generator, in request order, the only
+draws either search makes.
 
 Layout: one forest for all trees of a call. Nodes (at most requests x (simulations + 1)) with
 their state arrays (the game's (board, info)), first edge, edge count, visits, value sum, player
@@ -45,7 +48,14 @@ from arena_bots.compiled_uct import (
 )
 from arena_bots.evaluators import Evaluation, NetworkEvaluator
 from arena_bots.match import Request
-from arena_bots.mcts import SearchConfig, SearchResult, child_priors, evaluate_rows, root_result
+from arena_bots.mcts import (
+    SearchConfig,
+    SearchResult,
+    add_root_noise,
+    child_priors,
+    evaluate_rows,
+    root_result,
+)
 from arena_games.api import Game
 from arena_games.bobail import kernels as bobail
 from arena_games.pente import kernels as pente
@@ -73,13 +83,8 @@ GAMES = {name: TREE_GAMES[name] for name in ("bobail", "pente")}  # with kernels
 
 def supports(game: Game, evaluator: object, config: SearchConfig) -> bool:
     """Whether this search reproduces `mcts.search` for these arguments: a game of GAMES, PUCT
-    without root noise, a NetworkEvaluator (it takes the encodings the tree writes)."""
-    return (
-        game.name in GAMES
-        and config.rule == "puct"
-        and config.dirichlet_fraction == 0
-        and isinstance(evaluator, NetworkEvaluator)
-    )
+    (root noise or not), a NetworkEvaluator (it takes the encodings the tree writes)."""
+    return game.name in GAMES and config.rule == "puct" and isinstance(evaluator, NetworkEvaluator)
 
 
 class _Forest(NamedTuple):
@@ -142,6 +147,8 @@ def search(
     _attach(forest, leaves, evaluation.priors, evaluation.values, evaluated)
     live = np.array([lane for lane in range(len(requests)) if lane not in faults], dtype=np.int64)
     root_priors = {lane: child_priors(forest, roots[lane]) for lane in live.tolist()}
+    if config.dirichlet_fraction > 0:
+        add_root_noise(forest, roots[live], [requests[lane].rng for lane in live.tolist()], config)
     for done in range(0, config.simulations, config.leaves_per_round):
         if not live.size:
             break

@@ -146,7 +146,7 @@ def search(
     root_priors = [child_priors(forest, node) for node in roots.tolist()]
     live = np.flatnonzero(roots >= 0)  # the trees still searching
     if config.dirichlet_fraction > 0:
-        forest.add_root_noise(roots[live], [rngs[tree] for tree in live], config)
+        add_root_noise(forest, roots[live], [rngs[tree] for tree in live], config)
     for done in range(0, config.simulations, config.leaves_per_round):
         if not live.size:
             break
@@ -428,16 +428,6 @@ class _Forest:
             fill = _UNEXPANDED if name == "edge_child" else 0
             setattr(self, name, np.concatenate([array, np.full(grow, fill, dtype=array.dtype)]))
 
-    def add_root_noise(
-        self, roots: np.ndarray, rngs: Sequence[np.random.Generator], config: SearchConfig
-    ) -> None:
-        """Mixes Dirichlet noise into the priors of each root (see SearchConfig)."""
-        fraction = config.dirichlet_fraction
-        for node, rng in zip(roots.tolist(), rngs, strict=True):
-            span = slice(self.node_first[node], self.node_first[node] + self.node_count[node])
-            noise = rng.dirichlet(np.full(self.node_count[node], config.dirichlet_alpha))
-            self.edge_prior[span] = (1 - fraction) * self.edge_prior[span] + fraction * noise
-
     def descend(self, roots: np.ndarray) -> _Descent:
         """From each root, follow the selection rule to a new (or pending) leaf or a finished game."""
         lanes, nodes = np.arange(roots.size), roots
@@ -503,6 +493,19 @@ class _Forest:
             self.node_visits[nodes] += 1.0
         self.edge_value[edges] += gains
         self.node_value[nodes] += gains
+
+
+def add_root_noise(
+    forest: Any, roots: np.ndarray, rngs: Sequence[np.random.Generator], config: SearchConfig
+) -> None:
+    """Mixes Dirichlet noise into the priors of each root of `roots` (see SearchConfig), one
+    `dirichlet` draw from its generator per root, in the order given. `forest`: as in child_priors;
+    its float32 priors take (1 - fraction) · P (float32) + fraction · noise (float64), rounded."""
+    fraction = config.dirichlet_fraction
+    for node, rng in zip(roots.tolist(), rngs, strict=True):
+        span = slice(forest.node_first[node], forest.node_first[node] + forest.node_count[node])
+        noise = rng.dirichlet(np.full(forest.node_count[node], config.dirichlet_alpha))
+        forest.edge_prior[span] = (1 - fraction) * forest.edge_prior[span] + fraction * noise
 
 
 def child_priors(forest: Any, node: int) -> np.ndarray:

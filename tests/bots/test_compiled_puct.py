@@ -92,6 +92,28 @@ def test_visits_equal_the_reference_search(game: Game, leaves: int, fpu_reductio
     assert all(result.visits.sum() == 120 for result in compiled)
 
 
+@pytest.mark.parametrize("leaves", [1, 4])
+def test_root_noise_is_drawn_as_the_reference_draws_it(leaves: int) -> None:
+    """Self-play's search: the same Dirichlet draws from each request's generator, so the same
+    visits and the generators left in the same state; a root the network fails draws none."""
+    states = RUNNING["bobail"]
+    config = SearchConfig(
+        simulations=80, leaves_per_round=leaves, dirichlet_fraction=0.25, dirichlet_alpha=0.5
+    )
+    evaluator = NetworkEvaluator(LinearNetwork(7, BOBAIL, flat_inputs(BOBAIL, states[2])), BOBAIL)
+    assert compiled_puct.supports(BOBAIL, evaluator, config)
+    ours, theirs = requests(states, 8), requests(states, 8)
+    compiled = compiled_puct.search(BOBAIL, evaluator, ours, config)
+    assert_same(compiled, search(BOBAIL, evaluator, theirs, config))
+    assert compiled[2].fault
+    quiet = compiled_puct.search(
+        BOBAIL, evaluator, requests(states, 8), SearchConfig(simulations=80, leaves_per_round=leaves)
+    )
+    assert any((a.visits != b.visits).any() for a, b in zip(compiled, quiet, strict=True) if not a.fault)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert mine.rng.bit_generator.state == reference.rng.bit_generator.state
+
+
 def test_one_model_call_per_round_as_the_reference() -> None:
     states = RUNNING["bobail"][:3]
     config = SearchConfig(simulations=40, leaves_per_round=4)
