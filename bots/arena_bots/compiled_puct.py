@@ -3,18 +3,18 @@ compiled core (ARCHITECTURE §9).
 
 It is `arena_bots.mcts.search` with rule "puct" (lockstep over the requests, `leaves_per_round`
 descents per tree and round with virtual loss, root noise) on a game's kernels (`GAMES`:
-Bobail's and Pente's), with a `NetworkEvaluator`. The trees, the descents, the steps to the new
-leaves, their legal masks and encodings (every input of the game's spec) run in compiled code;
-Python is back once per round with the batch of the new leaves' encodings, which it hands to
-`NetworkEvaluator.evaluate_inputs` (the model host), and gives the priors and values to the
-compiled expansion and backup. The tree's functions take the game's tag and call its kernels
-through `compiled_uct`'s stubs (bound by the tag's type, so Numba's cache holds across
-processes). Scores are computed in the reference's precisions (edge visits, values and priors
-float32, node visits and values float64), so with a deterministic evaluator the visits, priors and
-root value are the reference's (tests/bots/test_compiled_puct.py).
-Root noise is the reference's own `mcts.add_root_noise` on this forest's arrays, after the roots'
-evaluation: NumPy's `dirichlet` from each live request's generator, in request order, the only
-draws either search makes.
+Bobail's and Pente's, and Spring 2021's as `sequential.sequential` views it), with a
+`NetworkEvaluator`. The trees, the descents, the steps to the new leaves, their legal masks and
+encodings (every input of the game's spec) run in compiled code; Python is back once per round
+with the batch of the new leaves' encodings, which it hands to `NetworkEvaluator.evaluate_inputs`
+(the model host), and gives the priors and values to the compiled expansion and backup. The
+tree's functions take the game's tag and call its kernels through `compiled_uct`'s stubs (bound by
+the tag's type, so Numba's cache holds across processes). Scores are computed in the reference's
+precisions (edge visits, values and priors float32, node visits and values float64), so with a
+deterministic evaluator the visits, priors and root value are the reference's
+(tests/bots/test_compiled_puct.py). Root noise is the reference's own `mcts.add_root_noise` on this
+forest's arrays, after the roots' evaluation: NumPy's `dirichlet` from each live request's
+generator, in request order, the only draws either search makes.
 
 Layout: one forest for all trees of a call. Nodes (at most requests x (simulations + 1)) with
 their state arrays (the game's (board, info)), first edge, edge count, visits, value sum, player
@@ -37,6 +37,7 @@ from arena_bots.compiled_uct import GAMES as TREE_GAMES
 from arena_bots.compiled_uct import (
     BobailTag,
     PenteTag,
+    SpringTag,
     TreeGame,
     _copy,
     _legal_mask,
@@ -59,6 +60,7 @@ from arena_bots.mcts import (
 from arena_games.api import Game
 from arena_games.bobail import kernels as bobail
 from arena_games.pente import kernels as pente
+from arena_games.spring2021 import kernels as spring2021
 
 _UNEXPANDED, _PENDING = -1, -2  # an edge's child before expansion; while its leaf is evaluated
 
@@ -73,12 +75,20 @@ def _pente_encode(board: np.ndarray, info: np.ndarray, player: int, inputs: tupl
     pente.encode(board, info, player, inputs[0][row], inputs[1][row])
 
 
+@njit(cache=True)
+def _spring_encode(board: np.ndarray, info: np.ndarray, player: int, inputs: tuple, row: int) -> None:
+    """Of the sequential view's arrays: the game's encoder reads only the game's info fields, not
+    the two the view appends."""
+    spring2021.encode(board, info, player, inputs[0][row])
+
+
 # Per tag: (board, info, player, inputs, row) writes the network input of the position for `player`
 # into row `row` of each array of `inputs` (one per input of the game's spec, in its order).
-_ENCODERS = {BobailTag: _bobail_encode, PenteTag: _pente_encode}
+_ENCODERS = {BobailTag: _bobail_encode, PenteTag: _pente_encode, SpringTag: _spring_encode}
 _encode = by_tag(_ENCODERS.__getitem__)
 
-GAMES = {name: TREE_GAMES[name] for name in ("bobail", "pente")}  # with kernels and an encoder (_ENCODERS)
+# The games with kernels and an encoder (_ENCODERS); Spring 2021 as `sequential` views it.
+GAMES = {name: TREE_GAMES[name] for name in ("bobail", "pente", "spring2021")}
 
 
 def supports(game: Game, evaluator: object, config: SearchConfig) -> bool:

@@ -90,8 +90,8 @@ class MctsPlayer:
     visited move, above 0 samples by visits^(1 / temperature). `fpu_reduction`, the Dirichlet
     root noise and `leaves_per_round` (virtual loss; SEARCH_LEAVES) are as in
     `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`, ARENA_CORE): on
-    "compiled", Bobail and Pente with a network evaluator search in `compiled_puct` (the reference's
-    very visits for a deterministic evaluator); elsewhere `mcts.search`.
+    "compiled", Bobail, Pente and Spring 2021 with a network evaluator search in `compiled_puct` (the
+    reference's very visits for a deterministic evaluator); elsewhere `mcts.search` (`puct_search`).
     """
 
     def __init__(
@@ -125,26 +125,31 @@ class MctsPlayer:
         self.core = selected_core(core)
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
-        results = self._compiled_search(game, requests) if self.core == "compiled" else None
-        if results is None:
-            results = search(game, self.evaluator, requests, self.config)
+        results = puct_search(game, self.evaluator, requests, self.config, self.core)
         return [
             _search_decision(result, self.temperature, r.rng)
             for result, r in zip(results, requests, strict=True)
         ]
 
-    def _compiled_search(self, game: Game, requests: Sequence[Request]) -> list[SearchResult] | None:
-        """The compiled PUCT's results, or None where it cannot reproduce `search`
-        (compiled_puct.supports, or a player not to move, which `search` reports). Imported here:
-        loading Numba takes about 0.3 s, which only this path needs."""
+
+def puct_search(
+    game: Game, evaluator: Evaluator, requests: Sequence[Request], config: SearchConfig, core: str
+) -> list[SearchResult]:
+    """`mcts.search` of a PUCT `config` as `core` runs it: on "compiled", in `compiled_puct` where
+    it reproduces the reference (compiled_puct.supports: Bobail, Pente and Spring 2021 with a
+    network evaluator, root noise or not), unless it refuses a request before drawing (a position the
+    kernels cannot hold, or a player not to move, which `search` reports); elsewhere `mcts.search`.
+    The AlphaZero player's and self-play's search. `compiled_puct` is imported here: loading Numba
+    takes about 0.3 s, which only this path needs."""
+    if core == "compiled":
         from arena_bots import compiled_puct
 
-        if not compiled_puct.supports(game, self.evaluator, self.config):
-            return None
-        try:
-            return compiled_puct.search(game, self.evaluator, requests, self.config)
-        except UNHELD_STATE:
-            return None
+        if compiled_puct.supports(game, evaluator, config):
+            try:
+                return compiled_puct.search(game, evaluator, requests, config)
+            except UNHELD_STATE:
+                pass
+    return search(game, evaluator, requests, config)
 
 
 class UctPlayer:

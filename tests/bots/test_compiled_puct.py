@@ -1,7 +1,9 @@
 """The compiled PUCT against the reference search (`mcts.search`, rule "puct", a network evaluator):
 with a deterministic network the same visits, priors and root values, lockstep and virtual loss
 alike, the same faults for rows the network fails, so the AlphaZero player plays the same moves on
-both cores (ARENA_CORE) on Bobail and Pente (two network inputs: its board planes and captures)."""
+both cores (ARENA_CORE) on Bobail and Pente (two network inputs: its board planes and captures);
+Spring 2021 as its sequential view, both seats of a frame; root noise drawn as the reference draws
+it."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_compiled_uct import late_state, random_state
+from test_compiled_uct import SEQUENTIAL_STATES, late_state, random_state
 
 from arena_bots import compiled_puct
 from arena_bots.evaluators import NetworkEvaluator
@@ -19,6 +21,7 @@ from arena_bots.players import MctsPlayer
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import GAME as PENTE
+from arena_games.spring2021 import GAME as SPRING2021
 
 
 class LinearNetwork:
@@ -97,10 +100,11 @@ def test_root_noise_is_drawn_as_the_reference_draws_it(leaves: int) -> None:
     """Self-play's search: the same Dirichlet draws from each request's generator, so the same
     visits and the generators left in the same state; a root the network fails draws none."""
     states = RUNNING["bobail"]
+    broken = BOBAIL.encode(states[2], BOBAIL.to_move(states[2])[0])["board"]
     config = SearchConfig(
         simulations=80, leaves_per_round=leaves, dirichlet_fraction=0.25, dirichlet_alpha=0.5
     )
-    evaluator = NetworkEvaluator(LinearNetwork(7, BOBAIL, flat_inputs(BOBAIL, states[2])), BOBAIL)
+    evaluator = NetworkEvaluator(LinearNetwork(7, BOBAIL, broken.reshape(-1)), BOBAIL)
     assert compiled_puct.supports(BOBAIL, evaluator, config)
     ours, theirs = requests(states, 8), requests(states, 8)
     compiled = compiled_puct.search(BOBAIL, evaluator, ours, config)
@@ -110,6 +114,32 @@ def test_root_noise_is_drawn_as_the_reference_draws_it(leaves: int) -> None:
         BOBAIL, evaluator, requests(states, 8), SearchConfig(simulations=80, leaves_per_round=leaves)
     )
     assert any((a.visits != b.visits).any() for a, b in zip(compiled, quiet, strict=True) if not a.fault)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert mine.rng.bit_generator.state == reference.rng.bit_generator.state
+
+
+def seat_requests(game: Game, states: list[Any], seed: int) -> list[Request]:
+    """A request per player to move in each state (both seats of a simultaneous frame)."""
+    return [
+        Request(state, player, np.random.default_rng((seed, i, player)))
+        for i, state in enumerate(states)
+        for player in game.to_move(state)
+    ]
+
+
+@pytest.mark.parametrize("leaves", [1, 4])
+@pytest.mark.parametrize("noise", [0.0, 0.25])
+def test_spring_searches_as_its_sequential_view_equal_the_reference(leaves: int, noise: float) -> None:
+    states = [state for state in SEQUENTIAL_STATES["spring2021"] if not SPRING2021.is_over(state)]
+    config = SearchConfig(simulations=60, leaves_per_round=leaves, dirichlet_fraction=noise)
+    evaluator = NetworkEvaluator(LinearNetwork(leaves, SPRING2021), SPRING2021)
+    ours, theirs = seat_requests(SPRING2021, states, 3), seat_requests(SPRING2021, states, 3)
+    assert compiled_puct.supports(SPRING2021, evaluator, config)
+    assert_same(
+        compiled_puct.search(SPRING2021, evaluator, ours, config),
+        search(SPRING2021, evaluator, theirs, config),
+    )
+    assert len(ours) > len(states)  # frames where both seats search
     for mine, reference in zip(ours, theirs, strict=True):
         assert mine.rng.bit_generator.state == reference.rng.bit_generator.state
 

@@ -180,6 +180,40 @@ def test_simultaneous_self_play_learns_from_both_players_searches():
     assert np.allclose(positions.policy.sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize(
+    ("game", "config"),
+    [(BOBAIL, {"max_turns": 12}), (SPRING, {"MAX_ROUNDS": 2})],
+    ids=["bobail", "spring2021"],
+)
+def test_self_play_plays_the_same_games_on_both_cores(game, config, monkeypatch):
+    """The compiled PUCT (root noise included; Spring's two seats per frame) gives self-play the
+    reference's very searches, so the same seed gives the same positions and targets on both cores
+    (ARENA_CORE)."""
+    from arena_bots import compiled_puct
+
+    settings = SelfPlaySettings(games=3, parallel=2, simulations=12, temperature_moves=3, game_config=config)
+    torch.manual_seed(3)
+    model = export_bot(
+        build_network(game.spec, 1, 8),
+        game,
+        Manifest(game=game.name, game_version=game.spec.version, name="tiny", player="mcts"),
+    )
+    compiled_calls = []
+    compiled_search = compiled_puct.search
+    monkeypatch.setattr(
+        compiled_puct, "search", lambda *args: compiled_calls.append(1) or compiled_search(*args)
+    )
+    reference, reference_stats = play_generation(game, model, settings, seed=4, core="reference")
+    assert not compiled_calls
+    compiled, compiled_stats = play_generation(game, model, settings, seed=4, core="compiled")
+    assert compiled_calls
+    assert compiled_stats == reference_stats
+    for name in game.spec.inputs:
+        np.testing.assert_array_equal(compiled.inputs[name], reference.inputs[name])
+    np.testing.assert_array_equal(compiled.policy, reference.policy)
+    np.testing.assert_array_equal(compiled.value, reference.value)
+
+
 TINY = RunSettings(
     blocks=1,
     filters=8,

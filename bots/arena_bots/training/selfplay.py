@@ -7,7 +7,9 @@ a finished game's slot starts the next game until the generation's quota is play
 simultaneous-move game (Spring 2021) each player to move searches the position for itself (seed
 001's sequential search), both searches in the same batch, and the step plays their joint action.
 
-Per move: PUCT with Dirichlet noise mixed into the root's priors; the move is drawn by visits
+Per move: PUCT with Dirichlet noise mixed into the root's priors, on the selected core
+(`players.puct_search`, ARENA_CORE: the compiled PUCT for Bobail, the same games from the same
+seeds as the reference); the move is drawn by visits
 (temperature 1) for the first `temperature_moves` steps of the game (counted after the opening),
 then the most visited one (temperature 0). With probability `opening_fraction` a game starts
 from the game's own seeded opening (`game.opening`), else from the start position.
@@ -26,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from arena_bots.core import selected_core
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.match import Decision, Player, Request
-from arena_bots.mcts import SearchConfig, SearchResult, choose_action, search
+from arena_bots.mcts import SearchConfig, SearchResult, choose_action
+from arena_bots.players import puct_search
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 
@@ -99,9 +103,11 @@ Choices = list[list[tuple[np.ndarray, int]]]
 
 
 def play_generation(
-    game: Game, model: bytes, settings: SelfPlaySettings, seed: int
+    game: Game, model: bytes, settings: SelfPlaySettings, seed: int, core: str | None = None
 ) -> tuple[Positions, GenerationStats]:
-    """Self-play `settings.games` games of the ONNX bot `model`; every random draw from `seed`."""
+    """Self-play `settings.games` games of the ONNX bot `model`; every random draw from `seed`.
+    `core`: as `core.selected_core` takes it (None: ARENA_CORE)."""
+    core = selected_core(core)
     session = InProcessSession(model, threads=1)
     evaluator = NetworkEvaluator(session, game)
     config = SearchConfig(
@@ -113,7 +119,7 @@ def play_generation(
     width = next(iter(game.spec.heads.values()))
 
     def searched(running: list[_Game], requests: list[list[Request]]) -> Choices:
-        results = iter(search(game, evaluator, [r for rs in requests for r in rs], config))
+        results = iter(puct_search(game, evaluator, [r for rs in requests for r in rs], config, core))
         choices = []
         for g, own in zip(running, requests, strict=True):
             temperature = 1.0 if g.moves < settings.temperature_moves else 0.0
