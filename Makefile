@@ -44,6 +44,7 @@ bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/actor_critic.py
 	$(BIN)/python bench/host.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/selfplay.py
 	$(BIN)/python bench/worker.py
 	$(BIN)/python bench/dqn_worker.py
 	$(BIN)/python bench/ratings.py

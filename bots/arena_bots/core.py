@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_bots.evaluators import encode_batch
 from arena_games.api import Game
 
 CORES = ("reference", "compiled")
@@ -54,7 +55,9 @@ def on_core(game: Game, core: str) -> Game:
     """`game` as `core` plays it: on "compiled", a game with kernels (PLAYOUT_KERNELS) finishes its
     random playouts on them, except for calls the kernels cannot reproduce (a generator other than
     PCG64, one shared by several states, or a state their arrays cannot hold: the kernels' playouts
-    refuse it with ValueError before drawing), which stay on the reference; its other functions
+    refuse it with ValueError before drawing), which stay on the reference; where its kernels have
+    an `encode_many` (Bobail, Spring 2021: bit-equal to `encode`), the game's `encode_many` is theirs
+    (a batch they cannot hold is encoded state by state by the reference); its other functions
     are the reference's. The same game otherwise. Loads the kernels (Numba) on first use."""
     family = next((name for name in PLAYOUT_KERNELS if game.name.startswith(name)), None)
     if core != "compiled" or family is None:
@@ -73,4 +76,14 @@ def on_core(game: Game, core: str) -> Game:
                 pass
         return reference(states, rngs)
 
-    return dataclasses.replace(game, playouts=playouts)
+    kernel_encode_many = getattr(kernels, "encode_many", None)
+    if kernel_encode_many is None:
+        return dataclasses.replace(game, playouts=playouts)
+
+    def encode_many(states: Sequence[Any], players: Sequence[int]) -> dict[str, np.ndarray]:
+        try:
+            return kernel_encode_many(states, players)
+        except UNHELD_STATE:
+            return encode_batch(game, states, players)
+
+    return dataclasses.replace(game, playouts=playouts, encode_many=encode_many)

@@ -55,6 +55,15 @@ def test_compiled_core_prints_its_ratios_to_openspiel_and_the_reference():
         assert "Pente, compiled random games/OpenSpiel: " in out
 
 
+def test_selfplay_prints_both_cores_and_the_ratio_to_todays_figure():
+    out = run_quick("selfplay.py")
+    for title in ("Bobail", "Spring Challenge 2021"):
+        assert f"{title}, compiled/reference core: " in out
+        assert f"{title}, compiled/today's " in out
+    assert "the same games on both cores: yes" in out
+    assert "the same games on both cores: NO" not in out
+
+
 def test_csb_prints_batched_against_one_race_at_a_time():
     out = run_quick("csb.py")
     assert "batched/one race: " in out

@@ -15,7 +15,7 @@ from pente_positions import near_full_state
 
 from arena_bots import compiled_uct
 from arena_bots.core import PLAYOUT_KERNELS, on_core, selected_core
-from arena_bots.evaluators import RolloutEvaluator
+from arena_bots.evaluators import RolloutEvaluator, encode_batch
 from arena_bots.match import MatchSetup, Request, play_many
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.players import UctPlayer
@@ -232,6 +232,25 @@ def test_positions_the_kernels_cannot_hold_stay_on_the_reference():
         decisions.append(UctPlayer(simulations=10, core=core).decide(SPRING2021, requests))
         decisions.append([request.rng.bit_generator.state for request in requests])
     assert decisions[:2] == decisions[2:]
+
+
+@pytest.mark.parametrize("game", [BOBAIL, SPRING2021], ids=lambda game: game.name)
+def test_the_compiled_core_encodes_many_states_on_the_kernels(game: Game):
+    """`on_core`'s `encode_many` (self-play's training inputs) equals the reference `encode` of each
+    state for each player; a batch with a state the arrays cannot hold is encoded by the reference."""
+    states = [random_state(seed, plies, game) for seed, plies in ((0, 0), (1, 9), (2, 30))]
+    players = [player for _ in states for player in (0, 1)]
+    states = [state for state in states for _ in (0, 1)]
+    unheld = spring_rules.step_commands(SPRING2021.init(3, None), ["GROW 99", "WAIT"])
+    batches = [(states, players)] + ([([*states, unheld], [*players, 1])] if game is SPRING2021 else [])
+    for batch in batches:
+        encoded = on_core(game, "compiled").encode_many(*batch)
+        expected = encode_batch(game, *batch)
+        assert encoded.keys() == expected.keys()
+        for name in expected:
+            np.testing.assert_array_equal(encoded[name], expected[name])
+            assert encoded[name].dtype == np.float32
+    assert on_core(game, "reference") is game
 
 
 def test_a_number_beyond_the_kernels_int64_stays_on_the_reference():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 
@@ -13,6 +14,7 @@ pytest.importorskip("torch")
 
 import torch
 
+from arena_bots.core import PLAYOUT_KERNELS
 from arena_bots.export import export_bot
 from arena_bots.loading import house_player
 from arena_bots.manifest import Manifest
@@ -180,6 +182,13 @@ def test_simultaneous_self_play_learns_from_both_players_searches():
     assert np.allclose(positions.policy.sum(axis=1), 1.0)
 
 
+def counted_calls(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
+    """Wraps `module.name` to note each call; the list of notes."""
+    calls, function = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args: calls.append(1) or function(*args))
+    return calls
+
+
 @pytest.mark.parametrize(
     ("game", "config"),
     [(BOBAIL, {"max_turns": 12}), (SPRING, {"MAX_ROUNDS": 2})],
@@ -198,15 +207,14 @@ def test_self_play_plays_the_same_games_on_both_cores(game, config, monkeypatch)
         game,
         Manifest(game=game.name, game_version=game.spec.version, name="tiny", player="mcts"),
     )
-    compiled_calls = []
-    compiled_search = compiled_puct.search
-    monkeypatch.setattr(
-        compiled_puct, "search", lambda *args: compiled_calls.append(1) or compiled_search(*args)
-    )
+    searched = counted_calls(monkeypatch, compiled_puct, "search")
+    encoded = counted_calls(monkeypatch, importlib.import_module(PLAYOUT_KERNELS[game.name]), "encode_many")
     reference, reference_stats = play_generation(game, model, settings, seed=4, core="reference")
-    assert not compiled_calls
+    assert not searched
+    assert not encoded
     compiled, compiled_stats = play_generation(game, model, settings, seed=4, core="compiled")
-    assert compiled_calls
+    assert searched
+    assert encoded
     assert compiled_stats == reference_stats
     for name in game.spec.inputs:
         np.testing.assert_array_equal(compiled.inputs[name], reference.inputs[name])

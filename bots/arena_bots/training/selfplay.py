@@ -9,7 +9,8 @@ simultaneous-move game (Spring 2021) each player to move searches the position f
 
 Per move: PUCT with Dirichlet noise mixed into the root's priors, on the selected core
 (`players.puct_search`, ARENA_CORE: the compiled PUCT for Bobail, the same games from the same
-seeds as the reference); the move is drawn by visits
+seeds as the reference; the training inputs of a round's positions are encoded in one batch,
+on the kernels on the compiled core: `core.on_core`); the move is drawn by visits
 (temperature 1) for the first `temperature_moves` steps of the game (counted after the opening),
 then the most visited one (temperature 0). With probability `opening_fraction` a game starts
 from the game's own seeded opening (`game.opening`), else from the start position.
@@ -28,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from arena_bots.core import selected_core
-from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.core import on_core, selected_core
+from arena_bots.evaluators import NetworkEvaluator, encode_batch
 from arena_bots.match import Decision, Player, Request
 from arena_bots.mcts import SearchConfig, SearchResult, choose_action
 from arena_bots.players import puct_search
@@ -127,13 +128,18 @@ def play_generation(
         return choices
 
     try:
-        return _play(game, settings, seed, searched)
+        return _play(game, settings, seed, searched, core)
     finally:
         session.close()
 
 
 def play_teacher_generation(
-    game: Game, teacher: Player, settings: SelfPlaySettings, seed: int, explore: float
+    game: Game,
+    teacher: Player,
+    settings: SelfPlaySettings,
+    seed: int,
+    explore: float,
+    core: str | None = None,
 ) -> tuple[Positions, GenerationStats]:
     """`settings.games` games of the house bot `teacher` against itself, as demonstrations: each
     position's policy target is the teacher's choice (one-hot), its value the game's result. With
@@ -151,7 +157,7 @@ def play_teacher_generation(
             )
         return choices
 
-    return _play(game, settings, seed, taught)
+    return _play(game, settings, seed, taught, selected_core(core))
 
 
 def _play(
@@ -159,17 +165,23 @@ def _play(
     settings: SelfPlaySettings,
     seed: int,
     choose: Callable[[list[_Game], list[list[Request]]], Choices],
+    core: str,
 ) -> tuple[Positions, GenerationStats]:
     """Plays `settings.games` games `parallel` at a time in lockstep, each round's moves and
-    targets from `choose`; a finished game's slot starts the next game until the quota is played."""
+    targets from `choose`; a finished game's slot starts the next game until the quota is played.
+    Each round's positions are encoded in one batch, on `core`."""
+    coded = on_core(game, core)
     started = min(settings.parallel, settings.games)
     running = [_start_game(game, settings, seed, index) for index in range(started)]
     finished: list[tuple[_Game, tuple[float, ...]]] = []
     while running:
         requests = [g.requests(game) for g in running]
+        flat = [request for own in requests for request in own]
+        inputs = encode_batch(coded, [r.state for r in flat], [r.player for r in flat])
+        encoded = iter([{name: planes[row] for name, planes in inputs.items()} for row in range(len(flat))])
         still_running = []
         for g, own, choices in zip(running, requests, choose(running, requests), strict=True):
-            _play_step(game, g, own, choices)
+            _play_step(game, g, own, [next(encoded) for _ in own], choices)
             if not game.is_over(g.state):
                 still_running.append(g)
                 continue
@@ -221,10 +233,17 @@ def _teacher_choice(
     return policy, action
 
 
-def _play_step(game: Game, g: _Game, requests: list[Request], choices: list[tuple[np.ndarray, int]]) -> None:
-    """Records each position's example and plays the chosen moves together."""
-    for request, (policy, _) in zip(requests, choices, strict=True):
-        g.encoded.append(game.encode(request.state, request.player))
+def _play_step(
+    game: Game,
+    g: _Game,
+    requests: list[Request],
+    encoded: list[dict[str, np.ndarray]],
+    choices: list[tuple[np.ndarray, int]],
+) -> None:
+    """Records each position's example (its `encoded` inputs, per request) and plays the chosen
+    moves together."""
+    for request, inputs, (policy, _) in zip(requests, encoded, choices, strict=True):
+        g.encoded.append(inputs)
         g.policies.append(policy)
         g.movers.append(request.player)
     g.state = game.step(g.state, [(action,) for _, action in choices])

@@ -266,6 +266,13 @@ def encode_batch(histories: np.ndarray, infos: np.ndarray, players: np.ndarray) 
     return planes
 
 
+def encode_many(states: Sequence[BobailState], players: Sequence[int]) -> dict[str, np.ndarray]:
+    """`encoding.encode` of every state for its player in one batch: {"board": float32 (n, 43, 5, 5)}
+    (a `Game.encode_many` on the kernels: `arena_bots.core.on_core`)."""
+    histories, infos = pack(states)
+    return {"board": encode_batch(histories, infos, np.asarray(players, dtype=np.int64))}
+
+
 @njit(cache=True)
 def random_playout(history: np.ndarray, info: np.ndarray, rng: np.ndarray, legal: np.ndarray) -> int:
     """Finishes the game with uniformly random legal actions drawn from the PCG64 state `rng` as

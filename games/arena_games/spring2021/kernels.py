@@ -534,6 +534,13 @@ def encode_batch(boards: np.ndarray, infos: np.ndarray, players: np.ndarray) -> 
     return inputs
 
 
+def encode_many(states: Sequence[SpringState], players: Sequence[int]) -> dict[str, np.ndarray]:
+    """`encoding.encode` of every state for its player in one batch: {"obs": float32 (n, 534)} (a
+    `Game.encode_many` on the kernels: `arena_bots.core.on_core`); ValueError as `from_state`."""
+    boards, infos = pack(states)
+    return {"obs": encode_batch(boards, infos, np.asarray(players, dtype=np.int64))}
+
+
 # --- random playouts ---------------------------------------------------------------------------------
 
 
