@@ -164,7 +164,10 @@ def main() -> None:
     selfplay.InProcessSession = MeteredSession  # meters the sessions play_generation creates
     load = os.getloadavg()
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    print(f"self-play positions per CPU-s, {plan.rounds} interleaved rounds per game\n")
+    print(f"self-play positions per CPU-s, {plan.rounds} interleaved rounds per game")
+    if plan is QUICK:
+        print("quick: a few short games, not the default settings; compare no figure with the target")
+    print()
     for game in GAMES:
         bench_game(game, plan)
     load = os.getloadavg()
