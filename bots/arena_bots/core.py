@@ -56,7 +56,7 @@ def on_core(game: Game, core: str) -> Game:
     random playouts on them, except for calls the kernels cannot reproduce (a generator other than
     PCG64, one shared by several states, or a state their arrays cannot hold: the kernels' playouts
     refuse it with ValueError before drawing), which stay on the reference; where its kernels have
-    an `encode_many` (Bobail, Spring 2021: bit-equal to `encode`), the game's `encode_many` is theirs
+    an `encode_many` (Pente, Bobail, Spring 2021: bit-equal to `encode`), the game's `encode_many` is theirs
     (a batch they cannot hold is encoded state by state by the reference); its other functions
     are the reference's. The same game otherwise. Loads the kernels (Numba) on first use."""
     family = next((name for name in PLAYOUT_KERNELS if game.name.startswith(name)), None)

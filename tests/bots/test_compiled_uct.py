@@ -234,7 +234,7 @@ def test_positions_the_kernels_cannot_hold_stay_on_the_reference():
     assert decisions[:2] == decisions[2:]
 
 
-@pytest.mark.parametrize("game", [BOBAIL, SPRING2021], ids=lambda game: game.name)
+@pytest.mark.parametrize("game", [PENTE, BOBAIL, SPRING2021], ids=lambda game: game.name)
 def test_the_compiled_core_encodes_many_states_on_the_kernels(game: Game):
     """`on_core`'s `encode_many` (self-play's training inputs) equals the reference `encode` of each
     state for each player; a batch with a state the arrays cannot hold is encoded by the reference."""

@@ -191,8 +191,8 @@ def counted_calls(monkeypatch: pytest.MonkeyPatch, module: object, name: str) ->
 
 @pytest.mark.parametrize(
     ("game", "config"),
-    [(BOBAIL, {"max_turns": 12}), (SPRING, {"MAX_ROUNDS": 2})],
-    ids=["bobail", "spring2021"],
+    [(BOBAIL, {"max_turns": 12}), (PENTE, {"ply_cap": 8}), (SPRING, {"MAX_ROUNDS": 2})],
+    ids=["bobail", "pente", "spring2021"],
 )
 def test_self_play_plays_the_same_games_on_both_cores(game, config, monkeypatch):
     """The compiled PUCT (root noise included; Spring's two seats per frame) gives self-play the

@@ -8,9 +8,9 @@ simultaneous-move game (Spring 2021) each player to move searches the position f
 001's sequential search), both searches in the same batch, and the step plays their joint action.
 
 Per move: PUCT with Dirichlet noise mixed into the root's priors, on the selected core
-(`players.puct_search`, ARENA_CORE: the compiled PUCT for Bobail and Spring 2021, the same games
-from the same seeds as the reference; the training inputs of a round's positions are encoded in
-one batch, on the kernels on the compiled core: `core.on_core`); the move is drawn by visits
+(`players.puct_search`, ARENA_CORE: the compiled PUCT for Bobail, Pente and Spring 2021, the same
+games from the same seeds as the reference; the training inputs of a round's positions are encoded
+in one batch, on the kernels on the compiled core: `core.on_core`); the move is drawn by visits
 (temperature 1) for the first `temperature_moves` steps of the game (counted after the opening),
 then the most visited one (temperature 0). With probability `opening_fraction` a game starts
 from the game's own seeded opening (`game.opening`), else from the start position.

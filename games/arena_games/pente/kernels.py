@@ -236,6 +236,14 @@ def encode_batch(boards: np.ndarray, infos: np.ndarray, players: np.ndarray) -> 
     return planes, captures
 
 
+def encode_many(states: Sequence[PenteState], players: Sequence[int]) -> dict[str, np.ndarray]:
+    """`encoding.encode` of every state for its player in one batch: {"board": float32 (n, 6, 19,
+    19), "captures": float32 (n, 2)} (a `Game.encode_many` on the kernels: `arena_bots.core.on_core`)."""
+    boards, infos = pack(states)
+    planes, captures = encode_batch(boards, infos, np.asarray(players, dtype=np.int64))
+    return {"board": planes, "captures": captures}
+
+
 @njit(cache=True)
 def step_batch(boards: np.ndarray, infos: np.ndarray, points: np.ndarray) -> None:
     """`step` in every row: row i plays points[i] (int (n,))."""
