@@ -48,9 +48,13 @@ class LinearNetwork:
 
 
 def requests(states: list[Any], seed: int, game: Game = BOBAIL) -> list[Request]:
+    """One request per state and player to move: the first movers' in the states' order, then the
+    second movers' of a simultaneous game's frames of two."""
+    seats = [
+        (state, player) for seat in (0, 1) for state in states for player in game.to_move(state)[seat:][:1]
+    ]
     return [
-        Request(state, game.to_move(state)[0], np.random.default_rng((seed, i)))
-        for i, state in enumerate(states)
+        Request(state, player, np.random.default_rng((seed, i))) for i, (state, player) in enumerate(seats)
     ]
 
 
@@ -68,12 +72,13 @@ POSITIONS = {  # per game: positions near the start (the opening rules' bans), m
     + [late_state(seed, left) for seed, left in [(5, 3), (6, 8), (7, 1)]],
     "pente": [random_state(seed, plies, PENTE) for seed, plies in [(1, 0), (2, 1), (3, 2), (5, 160)]]
     + [late_state(seed, left, PENTE) for seed, left in [(8, 2), (9, 5), (10, 1)]],  # captures up to 4
+    "spring2021": SEQUENTIAL_STATES["spring2021"],  # frames of one mover too; the last ones end soon
 }
 RUNNING = {
     game.name: [state for state in POSITIONS[game.name] if not game.is_over(state)]
-    for game in (BOBAIL, PENTE)
+    for game in (BOBAIL, PENTE, SPRING2021)
 }
-GAMES = [pytest.param(game, id=game.name) for game in (BOBAIL, PENTE)]
+GAMES = [pytest.param(game, id=game.name) for game in (BOBAIL, PENTE, SPRING2021)]
 
 
 def flat_inputs(game: Game, state: Any) -> np.ndarray:
