@@ -26,13 +26,16 @@ measurements interleaved round by round so that a change in load hits every row 
         `turns_stepped`). Target: compiled >= 5x reference. Spring 2021's frames/CPU-s the
         same way (`kernels.random_playout`, which counts its frames, against engines.py's
         `spring2021_stepped`), from the maps of seeds 0.. . Target: compiled >= 10x reference.
-  puct  the AlphaZero player's search on Bobail and Pente (PUCT, `players.SEARCH_LEAVES` descents
-        per tree and round, the seeded openings searched in lockstep) with a trivial network
-        (`TrivialNetwork`: fixed logits, a value from two planes' sums), on each core:
+  puct  the AlphaZero player's search on Bobail, Pente and Spring 2021 (PUCT, `players.SEARCH_LEAVES`
+        descents per tree and round, the positions searched in lockstep: Bobail's and Pente's
+        seeded openings, Spring's mid-game frames (day 8; its openings are day 0, a handful of
+        actions) by both seats, seed 001's sequential search) with a trivial network
+        (`TrivialNetwork`: fixed logits, a value from two spans' sums), on each core:
         `compiled_puct.search` and the reference `mcts.search`. Its CPU per simulation is what a
         simulation costs outside the model (tree + engine + encode + glue; no model host, so no
-        IPC). Targets: Bobail <= 12 µs, Pente <= 20 µs (issue 24's figures for a real worker
-        batch, IPC included; bench/search.py measures Pente's through the model host).
+        IPC). Targets: Bobail <= 12 µs, Pente <= 20 µs, Spring <= 10 µs (issue 24's figures for a
+        real worker batch, IPC included; bench/search.py measures Pente's and Spring's through the
+        model host).
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
 without it the peer rows say so and the ratios are "-".
@@ -48,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from engines import bobail_stepped, spring2021_stepped
-from timing import opening_positions
+from timing import opening_positions, spring_positions
 
 from arena_bots import compiled_puct, compiled_uct
 from arena_bots.evaluators import NetworkEvaluator, RolloutEvaluator
@@ -67,6 +70,7 @@ from arena_games.smash import GAME as SMASH
 from arena_games.smash import kernels as smash_kernels
 from arena_games.spring2021 import GAME as SPRING2021
 from arena_games.spring2021 import kernels as spring2021_kernels
+from arena_games.spring2021.encoding import PLAYER_BLOCKS
 
 try:
     import pyspiel
@@ -75,7 +79,8 @@ except ImportError:  # the bench extra is not installed: no peer rows
 
 STEP_TARGET = 5.0  # Bobail's (and CSB's, Smash's) compiled step loop against today's (issue 24)
 STEP_TARGETS = {"Spring 2021": 10.0}  # the games whose step-loop target is not STEP_TARGET
-PUCT_TARGETS_US = {"Bobail": 12.0, "Pente": 20.0}  # CPU per simulation outside the model (issue 24)
+# CPU per simulation outside the model (issue 24), by game title
+PUCT_TARGETS_US = {"Bobail": 12.0, "Pente": 20.0, "Spring Challenge 2021": 10.0}
 EXPLORATION = 2.0  # UCB1's c, OpenSpiel's default for its MCTS bot; the `uct` house bot's too
 NO_PEER = "OpenSpiel not installed (pip install open-spiel, the bench extra): no peer"
 
@@ -327,20 +332,34 @@ def spring2021_meters(plan: Plan) -> list[Meter]:
     return step_loop_meters(plan, "Spring 2021", "frames", compiled, reference)
 
 
+def value_spans(game: Game) -> tuple[slice, slice]:
+    """The features of `game`'s first network input (flat) whose sums' difference TrivialNetwork
+    values: a board game's first two planes, the two players' blocks of Spring 2021's."""
+    if game is SPRING2021:
+        mine, theirs = PLAYER_BLOCKS
+        return slice(mine, theirs), slice(theirs, 2 * theirs - mine)
+    plane = int(np.prod(next(iter(game.spec.inputs.values()))[1:]))
+    return slice(0, plane), slice(plane, 2 * plane)
+
+
 class TrivialNetwork:
-    """A backend of `game` (its "board" input, its "move" head) that costs next to nothing: the same
-    random logits for every position and a value from the first two planes' sums (so that the trees
-    are not all ties). `seconds`: the CPU its calls took (the model's part, left out of the figure)."""
+    """A backend of `game` (its first input, its "move" head) that costs next to nothing: the same
+    random logits for every position and a value from two spans' sums (`value_spans`, so that the
+    trees are not all ties). `seconds`: the CPU its calls took (the model's part, left out of the
+    figure)."""
 
     def __init__(self, game: Game) -> None:
         self.logits = np.random.default_rng(0).normal(0, 1, game.spec.heads["move"]).astype(np.float32)
+        self.spans = value_spans(game)
         self.seconds = 0.0
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         start = time.process_time()
-        planes = inputs["board"]
-        values = np.tanh(planes[:, 0].sum(axis=(1, 2)) - planes[:, 1].sum(axis=(1, 2)))
-        policy = np.broadcast_to(self.logits, (len(planes), self.logits.size))
+        first = next(iter(inputs.values()))
+        features = first.reshape(len(first), -1)
+        mine, theirs = self.spans
+        values = np.tanh(features[:, mine].sum(axis=1) - features[:, theirs].sum(axis=1))
+        policy = np.broadcast_to(self.logits, (len(first), self.logits.size))
         self.seconds += time.process_time() - start
         return {"policy": policy, "value": values}
 
@@ -358,12 +377,17 @@ class PuctMeter(Meter):
         return 1e6 * (self.seconds - self.network.seconds) / self.done
 
 
-PUCT_GAMES = (BOBAIL, PENTE)  # the games the compiled PUCT searches
+PUCT_GAMES = (BOBAIL, PENTE, SPRING2021)  # the games the compiled PUCT searches
+
+
+def puct_positions(game: Game, count: int) -> list:
+    """`count` positions to search: the seeded openings, Spring 2021's mid-game frames."""
+    return spring_positions(count) if game is SPRING2021 else opening_positions(game, count)
 
 
 def puct_meters(plan: Plan) -> list[Meter]:
     """The PUCT searches of PUCT_GAMES on each core (compiled, then reference, per game),
-    plan.puct_searches openings in lockstep per call."""
+    plan.puct_searches positions in lockstep per call."""
     return [
         puct_meter(game, core, run, plan)
         for game in PUCT_GAMES
@@ -372,9 +396,13 @@ def puct_meters(plan: Plan) -> list[Meter]:
 
 
 def puct_meter(game: Game, core: str, run: Callable, plan: Plan) -> PuctMeter:
-    """`game`'s PUCT searches by `run` (one core's search) with a TrivialNetwork, the game's first
-    plan.puct_searches openings in lockstep per call."""
-    states = opening_positions(game, plan.puct_searches)
+    """`game`'s PUCT searches by `run` (one core's search) with a TrivialNetwork, plan.puct_searches
+    positions (`puct_positions`) in lockstep per call, by every player to move."""
+    seats = [
+        (state, player)
+        for state in puct_positions(game, plan.puct_searches)
+        for player in game.to_move(state)
+    ]
     config = SearchConfig(plan.puct_simulations, leaves_per_round=SEARCH_LEAVES)
     network = TrivialNetwork(game)
     evaluator = NetworkEvaluator(network, game)
@@ -382,9 +410,9 @@ def puct_meter(game: Game, core: str, run: Callable, plan: Plan) -> PuctMeter:
     def work(call: int) -> int:
         if call == 0:
             network.seconds = 0.0  # call 0 runs twice, untimed (warm-up) then timed: restart
-        requests = [Request(state, game.to_move(state)[0], np.random.default_rng(call)) for state in states]
+        requests = [Request(state, player, np.random.default_rng(call)) for state, player in seats]
         run(game, evaluator, requests, config)
-        return len(states) * plan.puct_simulations
+        return len(seats) * plan.puct_simulations
 
     return PuctMeter(f"puct, {game.spec.title}, {core} core", work, network)
 
@@ -474,7 +502,10 @@ def main() -> None:
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     groups = measure(plan, args.only)
     games = f"{plan.games_per_call} (compiled) and {plan.reference_games} (reference) random games per call"
-    searches = f"{plan.puct_searches} searches in lockstep, {plan.puct_simulations} simulations each"
+    searches = (
+        f"{plan.puct_searches} positions searched in lockstep (Spring's by both seats), "
+        f"{plan.puct_simulations} simulations each"
+    )
     reports = {
         "uct": lambda meters: print_comparison(
             f"UCT, one tree, {plan.simulations} simulations per search", meters, 1.0

@@ -46,6 +46,7 @@ from timing import (
     evaluations_per_cpu_second,
     evaluations_per_second,
     opening_positions,
+    spring_positions,
 )
 from torch import nn
 
@@ -236,18 +237,6 @@ def bench_bobail(quick: bool) -> None:
         f"{measures[3].per_second / limit_one:.2f} with {SEARCH_LEAVES} leaves per round "
         f"({measures[3].per_second / measures[2].per_second:.1f}x)"
     )
-
-
-def spring_positions(count: int, day: int = 8) -> list[Any]:
-    """Positions of `count` seeded games at the first frame of `day` after random play: mid-game,
-    both players to move."""
-    rng, positions = np.random.default_rng(2021), []
-    for seed in range(count):
-        state = SPRING.init(seed, None)
-        while state.day < day or len(SPRING.to_move(state)) < 2:
-            state = SPRING.step(state, [SPRING.random_action(state, p, rng) for p in SPRING.to_move(state)])
-        positions.append(state)
-    return positions
 
 
 def bench_spring(quick: bool) -> None:

@@ -1,6 +1,6 @@
 """Helpers the benchmarks share: the rate of repeated work, a backend that meters its calls, ONNX
-Runtime's own rate, and Bobail positions from the seeded openings. (Run as scripts, the bench files
-import this as `timing`: the script's folder is first on the path.)"""
+Runtime's own rate, positions from the seeded openings and Spring 2021's mid-game frames. (Run as
+scripts, the bench files import this as `timing`: the script's folder is first on the path.)"""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import numpy as np
 
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
+from arena_games.spring2021 import GAME as SPRING
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate
 from arena_platform.settings import Settings
@@ -122,6 +123,18 @@ def opening_positions(game: Game, count: int) -> list[Any]:
         state = game.init(seed, None)
         for joint in game.opening(seed, None):
             state = game.step(state, joint)
+        positions.append(state)
+    return positions
+
+
+def spring_positions(count: int, day: int = 8) -> list[Any]:
+    """Positions of `count` seeded games at the first frame of `day` after random play: mid-game,
+    both players to move."""
+    rng, positions = np.random.default_rng(2021), []
+    for seed in range(count):
+        state = SPRING.init(seed, None)
+        while state.day < day or len(SPRING.to_move(state)) < 2:
+            state = SPRING.step(state, [SPRING.random_action(state, p, rng) for p in SPRING.to_move(state)])
         positions.append(state)
     return positions
 
