@@ -10,7 +10,12 @@
    searches it (both seats of each frame, the sequential view of `arena_bots.sequential`, the
    real engine) on mid-game positions: inference costs microseconds, so the search's own Python
    cost shows (tree code, the engine, encoding); against ONNX Runtime's own rate on the same
-   network at the batch the search achieves, and microseconds per simulation outside the model.
+   network at the batch the search achieves, and microseconds per simulation outside the model
+   (wall-clock, the reference search alone). Then as Pente below, through a ModelHost on each core:
+   the zoo's net (bots/zoo/spring2021/az-spring2021-final.onnx, seed 001's MLP shape, the Spring
+   ladder's) on 3 and 16 mid-game frames, both seats each (issue 24: batch 22 in a worker); target
+   <= 10 µs per simulation outside the model (issue 24: 87 µs in a worker); no share target (an
+   MLP's rows cost under 1 µs).
 3. Pente, the zoo's AlphaZero net (bots/zoo/pente/az-pente-final.onnx, 4x32 residual, the Pente
    ladder's): the AlphaZero player's move (`MctsPlayer.decide`, `players.SEARCH_LEAVES` leaves per
    round) on the seeded openings searched in lockstep through a ModelHost, on each core (compiled:
@@ -32,7 +37,7 @@ import argparse
 import io
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +71,9 @@ PENTE_NET = Path(__file__).resolve().parent.parent / "bots" / "zoo" / "pente" / 
 PENTE_LOCKSTEPS = (3, 16)  # Pente games searched together: about a worker's batch, and a larger one
 PENTE_SHARE_TARGET = 0.9  # of ONNX Runtime's own rate at the search's batch (issue 24)
 PENTE_OUTSIDE_TARGET_US = 20.0  # CPU per simulation outside the model (issue 24)
+SPRING_NET = PENTE_NET.parent.parent / "spring2021" / "az-spring2021-final.onnx"
+SPRING_LOCKSTEPS = (3, 16)  # Spring frames searched together, both seats each (issue 24: batch 22)
+SPRING_OUTSIDE_TARGET_US = 10.0  # CPU per simulation outside the model (issue 24)
 
 
 class ResidualBlock(nn.Module):
@@ -260,6 +268,7 @@ def bench_spring(quick: bool) -> None:
         f"  lockstep over {len(positions)} frames x 2 seats: {lockstep.per_second / limit:.2f} of the limit; "
         f"{lockstep.overhead_us:.1f} us per simulation outside the model, {lockstep.model_us:.1f} inside"
     )
+    bench_on_cores(SPRING_BENCH, quick)
 
 
 class BatchLog(MeteredBackend):
@@ -315,64 +324,105 @@ class CpuMeter:
         return float(np.median(self.rounds_us))
 
 
-def pente_inputs(positions: list[Any], rows: int) -> dict[str, np.ndarray]:
-    """The network inputs of `rows` positions (`positions` repeated), each for its player to move."""
-    encoded = [PENTE.encode(state, PENTE.to_move(state)[0]) for state in (positions * rows)[:rows]]
-    return {name: np.stack([planes[name] for planes in encoded]) for name in PENTE.spec.inputs}
+def game_inputs(game: Game, positions: list[Any], rows: int) -> dict[str, np.ndarray]:
+    """The network inputs of `rows` positions (`positions` repeated), each for its (first) player to
+    move."""
+    encoded = [game.encode(state, game.to_move(state)[0]) for state in (positions * rows)[:rows]]
+    return {name: np.stack([planes[name] for planes in encoded]) for name in game.spec.inputs}
 
 
-def pente_move(
+def host_move(
     meter: CpuMeter,
+    game: Game,
     host: ModelHost,
     session: InProcessSession,
     states: list[Any],
     simulations: int,
     seed: int,
 ) -> None:
-    """One `MctsPlayer.decide` over `states` in lockstep through `host` on the meter's core, CPU-timed;
-    then calls of the same batches on `session` (ONNX Runtime alone, in process), CPU-timed: on the
-    encodings of `states`, since a convolution's cost does not depend on the values."""
+    """One `MctsPlayer.decide` over `states` in lockstep (by every player to move) through `host` on
+    the meter's core, CPU-timed; then calls of the same batches on `session` (ONNX Runtime alone, in
+    process), CPU-timed: on the encodings of `states`, since the network's cost does not depend on
+    the values."""
     log = BatchLog(host)
-    player = MctsPlayer(NetworkEvaluator(log, PENTE), simulations, core=meter.core)
+    player = MctsPlayer(NetworkEvaluator(log, game), simulations, core=meter.core)
+    seats = [(state, mover) for state in states for mover in game.to_move(state)]
     requests = [
-        Request(state, PENTE.to_move(state)[0], np.random.default_rng((seed, index)))
-        for index, state in enumerate(states)
+        Request(state, mover, np.random.default_rng((seed, index)))
+        for index, (state, mover) in enumerate(seats)
     ]
     child, start = host.cpu_seconds, time.process_time()
-    player.decide(PENTE, requests)
+    player.decide(game, requests)
     seconds = time.process_time() - start + host.cpu_seconds - child
-    inputs = pente_inputs(states, max(log.batches))
+    inputs = game_inputs(game, states, max(log.batches))
     start = time.process_time()
     for batch in log.batches:
         session.run({name: array[:batch] for name, array in inputs.items()})
     model_seconds = time.process_time() - start
     meter.seconds += seconds
     meter.model_seconds += model_seconds
-    meter.rounds_us.append((seconds - model_seconds) / (simulations * len(states)) * 1e6)
-    meter.simulations += simulations * len(states)
+    meter.rounds_us.append((seconds - model_seconds) / (simulations * len(seats)) * 1e6)
+    meter.simulations += simulations * len(seats)
     meter.rows += log.rows
     meter.calls += log.calls
 
 
-def bench_pente(quick: bool) -> None:
+@dataclass(frozen=True)
+class HostBench:
+    """A game's AlphaZero player through a model host on each core (`bench_on_cores`)."""
+
+    game: Game
+    title: str  # the network's, for the printed section
+    net: Path  # the zoo's ONNX model that the game's ladder runs
+    positions: Callable[[int], list[Any]]  # count -> positions to search
+    locksteps: tuple[int, ...]  # positions searched together, one row each
+    outside_target_us: float  # CPU per simulation outside the model (issue 24)
+    share_target: float | None  # of ONNX Runtime's own rate at the batch; None: the µs target alone
+
+
+PENTE_BENCH = HostBench(
+    PENTE,
+    "the zoo's AlphaZero net (az-pente-final, 4x32)",
+    PENTE_NET,
+    lambda count: opening_positions(PENTE, count),
+    PENTE_LOCKSTEPS,
+    PENTE_OUTSIDE_TARGET_US,
+    PENTE_SHARE_TARGET,
+)
+SPRING_BENCH = HostBench(
+    SPRING,
+    "the zoo's net (az-spring2021-final: seed 001's MLP, 534 -> 96 -> 96 -> 38 + value), mid-game frames",
+    SPRING_NET,
+    spring_positions,
+    SPRING_LOCKSTEPS,
+    SPRING_OUTSIDE_TARGET_US,
+    None,  # an MLP's rows cost under 1 µs: issue 24's target is the µs figure
+)
+
+
+def bench_on_cores(bench: HostBench, quick: bool) -> None:
+    """The bench's game searched by the AlphaZero player through a ModelHost on each core, the cores
+    interleaved round by round, CPU-timed; its figures beside the targets."""
+    game = bench.game
     simulations, rounds = (24, 2) if quick else (100, 8)
-    positions = opening_positions(PENTE, max(PENTE_LOCKSTEPS))
-    meters = [CpuMeter(core, games) for games in PENTE_LOCKSTEPS for core in ("compiled", "reference")]
-    session = InProcessSession(PENTE_NET, threads=1)
-    with ModelHost(PENTE_NET.read_bytes()) as host:
+    positions = bench.positions(max(bench.locksteps))
+    seats = len(game.to_move(positions[0]))  # searches per position (Spring's: both seats)
+    meters = [CpuMeter(core, games) for games in bench.locksteps for core in ("compiled", "reference")]
+    session = InProcessSession(bench.net, threads=1)
+    with ModelHost(bench.net.read_bytes()) as host:
         for meter in meters:  # warm-up: compiled code from the cache, the host's and session's first calls
             warm = CpuMeter(meter.core, meter.games)
-            pente_move(warm, host, session, positions[: meter.games], simulations, rounds)
+            host_move(warm, game, host, session, positions[: meter.games], simulations, rounds)
         for seed in range(rounds):
             for meter in meters:
-                pente_move(meter, host, session, positions[: meter.games], simulations, seed)
+                host_move(meter, game, host, session, positions[: meter.games], simulations, seed)
     batches = {meter.games: max(1, round(meter.batch)) for meter in meters}
     limits = {
-        games: evaluations_per_cpu_second(session, pente_inputs(positions, batch), 1.0 if quick else 3.0)
+        games: evaluations_per_cpu_second(session, game_inputs(game, positions, batch), 1.0 if quick else 3.0)
         for games, batch in batches.items()
     }
     session.close()
-    print(f"\nPente, the zoo's AlphaZero net (az-pente-final, 4x32), {simulations} simulations per search,")
+    print(f"\n{game.spec.title}, {bench.title}, {simulations} simulations per search,")
     print(f"  {SEARCH_LEAVES} leaves per round; CPU-timed: this process + the model host, {rounds} rounds")
     for games, limit in limits.items():
         print(f"  limit: ONNX Runtime in process, 1 thread, batch {batches[games]}: {limit:.0f} eval/CPU-s")
@@ -388,17 +438,21 @@ def bench_pente(quick: bool) -> None:
             f"{rate / limits[meter.games]:10.2f} {meter.share_of_replay:10.2f} "
             f"{meter.outside_model_us:10.1f} {meter.median_outside_model_us:10.1f}"
         )
-        print(f"  {f'{meter.games} searches, {meter.core} core':30s} {numbers}")
+        print(f"  {f'{meter.games * seats} searches, {meter.core} core':30s} {numbers}")
     for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
         share = compiled.evaluations_per_cpu_second / limits[compiled.games]
+        share_target = "" if bench.share_target is None else f" (target >= {bench.share_target:g})"
         print(
-            f"  {compiled.games} searches, compiled core: {share:.2f} of ONNX Runtime's rate at its batch "
-            f"(target >= {PENTE_SHARE_TARGET:g}), {compiled.outside_model_us:.1f} µs per simulation outside "
-            f"the model, median {compiled.median_outside_model_us:.1f} "
-            f"(target <= {PENTE_OUTSIDE_TARGET_US:g}); "
+            f"  {compiled.games * seats} searches, compiled core: {share:.2f} of ONNX Runtime's rate at its "
+            f"batch{share_target}, {compiled.outside_model_us:.1f} µs per simulation outside the model, "
+            f"median {compiled.median_outside_model_us:.1f} (target <= {bench.outside_target_us:g}); "
             f"reference core {reference.evaluations_per_cpu_second / limits[reference.games]:.2f}, "
             f"{reference.outside_model_us:.1f} µs, median {reference.median_outside_model_us:.1f}"
         )
+
+
+def bench_pente(quick: bool) -> None:
+    bench_on_cores(PENTE_BENCH, quick)
 
 
 def main() -> None:

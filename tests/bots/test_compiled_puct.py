@@ -15,13 +15,14 @@ from test_compiled_uct import SEQUENTIAL_STATES, late_state, random_state
 
 from arena_bots import compiled_puct
 from arena_bots.evaluators import NetworkEvaluator
-from arena_bots.match import Request
+from arena_bots.match import MatchSetup, Request, play_many
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.players import MctsPlayer
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import GAME as PENTE
 from arena_games.spring2021 import GAME as SPRING2021
+from arena_games.spring2021 import rules as spring_rules
 
 
 class LinearNetwork:
@@ -188,3 +189,41 @@ def test_the_alphazero_player_searches_in_the_compiled_tree_on_the_compiled_core
     MctsPlayer(evaluator, simulations=5, core="reference").decide(game, requests(states[:1], 6, game))
     with pytest.raises(pytest.fail.Exception):
         MctsPlayer(evaluator, simulations=5, core="compiled").decide(game, requests(states[:1], 6, game))
+
+
+def test_whole_spring_games_replay_the_same_on_both_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two short games in lockstep (6 days), AlphaZero against AlphaZero with different networks,
+    every frame of both seats searched in the compiled tree on the compiled core."""
+    compiled_calls = []
+    compiled_search = compiled_puct.search
+    monkeypatch.setattr(
+        compiled_puct, "search", lambda *args: compiled_calls.append(1) or compiled_search(*args)
+    )
+    results = []
+    for core in ("reference", "compiled"):
+        players = tuple(
+            MctsPlayer(
+                NetworkEvaluator(LinearNetwork(seed, SPRING2021), SPRING2021), simulations=20, core=core
+            )
+            for seed in (8, 9)
+        )
+        setups = [MatchSetup(players=players, seed=seed, config={"MAX_ROUNDS": 6}) for seed in (1, 2)]
+        results.append(play_many(SPRING2021, setups))
+    assert results[0] == results[1]
+    assert all(result.end_reason for result in results[1])
+    assert compiled_calls
+
+
+def test_spring_positions_the_kernels_cannot_hold_are_searched_by_the_reference() -> None:
+    """A Spring frame with a rejected command logs the referee's reason, which the arrays cannot
+    hold: the compiled PUCT refuses it (ValueError), and the AlphaZero player searches it with the
+    reference instead, with the same moves on both cores."""
+    state = spring_rules.step_commands(SPRING2021.init(3, None), ["GROW 99", "WAIT"])
+    evaluator = NetworkEvaluator(LinearNetwork(5, SPRING2021), SPRING2021)
+    with pytest.raises(ValueError, match="no command the arrays can hold"):
+        compiled_puct.search(SPRING2021, evaluator, requests([state], 7, SPRING2021), SearchConfig())
+    decisions = [
+        MctsPlayer(evaluator, simulations=20, core=core).decide(SPRING2021, requests([state], 7, SPRING2021))
+        for core in ("reference", "compiled")
+    ]
+    assert decisions[0] == decisions[1]
