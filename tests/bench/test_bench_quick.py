@@ -48,6 +48,7 @@ def test_compiled_core_prints_its_ratios_to_openspiel_and_the_reference():
     assert "CSB step loop, compiled/reference core: " in out
     assert "Smash step loop, compiled/reference core: " in out
     assert "Spring 2021 step loop, compiled/reference core: " in out
+    assert "Spring Challenge 2021: compiled core " in out  # the PUCT's µs per simulation
     if importlib.util.find_spec("pyspiel") is None:
         assert out.count("OpenSpiel not installed") == 2
     else:
@@ -87,6 +88,7 @@ def test_search_prints_its_share_of_the_limit():
     out = run_quick("search.py")
     assert "of the limit" in out
     assert "per simulation outside the model" in out  # the Spring 2021 row
+    assert "Spring Challenge 2021, the zoo's net" in out  # its search through a model host, each core
 
 
 def test_worker_prints_its_batch_and_efficiency():
