@@ -210,7 +210,10 @@ class ChainPlayer:
     set off (the chain the well holds ready), less `height_penalty` per row of the tallest column
     above `safe_height`; the best value is played (the lowest index on a tie). So it builds
     chains while the well is low and fires them when what it holds is worth more than what it
-    would keep. One batched chain loop per decision (`arena_games.smash.playouts`).
+    would keep. `core` (default: `core.selected_core()`, ARENA_CORE): on "compiled" the values are
+    `compiled_smash_bots.chain_values` (the game's kernels, one well at a time), on "reference"
+    `reference_values` (one batched NumPy chain loop per decision, `arena_games.smash.playouts`);
+    the same values bit for bit.
     """
 
     def __init__(
@@ -220,11 +223,13 @@ class ChainPlayer:
         height_penalty: float = 40.0,
         safe_height: int = 8,
         name: str = "chain",
+        core: str | None = None,
     ) -> None:
         self.name = name
         self.potential_weight = potential_weight
         self.height_penalty = height_penalty
         self.safe_height = safe_height
+        self.core = selected_core(core)
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         return _smash_decisions(
@@ -238,7 +243,21 @@ class ChainPlayer:
 
     def values_many(self, wells: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """float64 (m, placements): `values` for m wells at once (int8 (m, HEIGHT, width), the batched
-        engine's layout, row 0 the bottom) and their pairs to place (int (m, 2)); one chain loop."""
+        engine's layout, row 0 the bottom, each column's blocks from the bottom) and their pairs to
+        place (int (m, 2)), on this player's core."""
+        if self.core == "compiled":
+            from arena_bots import compiled_smash_bots  # loads Numba, which only this path needs
+
+            return compiled_smash_bots.chain_values(
+                np.ascontiguousarray(wells, dtype=np.int8),
+                np.ascontiguousarray(pairs, dtype=np.int64),
+                np.array([self.potential_weight, self.height_penalty], dtype=np.float64),
+                int(self.safe_height),
+            )
+        return self.reference_values(wells, pairs)
+
+    def reference_values(self, wells: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """`values_many` in NumPy, one batched chain loop: the reference."""
         width = wells.shape[-1]
         values = np.full((wells.shape[0], len(smash_rules.placements(width))), -np.inf)
         game, actions = np.nonzero(smash_batch.legal(wells))
@@ -277,13 +296,17 @@ class LookaheadPlayer:
     chain bot values most are looked through (the rest are -inf when legal too, never chosen):
     8 of up to 22 costs about a quarter and agreed with the full look in 80% of positions. The
     network sees this turn's and the next pair as well, so it can learn exactly this choice.
+    `core` as `ChainPlayer`'s (`compiled_smash_bots.lookahead_values` or `reference_values`).
     """
 
-    def __init__(self, *, next_weight: float = 0.7, keep: int = 8, name: str = "lookahead") -> None:
+    def __init__(
+        self, *, next_weight: float = 0.7, keep: int = 8, name: str = "lookahead", core: str | None = None
+    ) -> None:
         self.name = name
         self.next_weight = next_weight
         self.keep = keep
-        self.chain = ChainPlayer()
+        self.chain = ChainPlayer(core=core)
+        self.core = self.chain.core
 
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         return _smash_decisions(
@@ -293,14 +316,32 @@ class LookaheadPlayer:
     def values_many(self, wells: np.ndarray, pairs: np.ndarray, next_pairs: np.ndarray) -> np.ndarray:
         """float64 (m, placements): each placement's value as above, -inf where illegal or not
         looked through; wells int8 (m, HEIGHT, width) row 0 the bottom, pairs and next_pairs int
-        (m, 2). A placement that leaves no room for the next pair is worth points - 1e9."""
-        first = self.chain.values_many(wells, pairs)
+        (m, 2). A placement that leaves no room for the next pair is worth points - 1e9. On this
+        player's core."""
+        if self.core == "compiled":
+            from arena_bots import compiled_smash_bots  # loads Numba, which only this path needs
+
+            chain = self.chain
+            return compiled_smash_bots.lookahead_values(
+                np.ascontiguousarray(wells, dtype=np.int8),
+                np.ascontiguousarray(pairs, dtype=np.int64),
+                np.ascontiguousarray(next_pairs, dtype=np.int64),
+                np.array([chain.potential_weight, chain.height_penalty], dtype=np.float64),
+                int(chain.safe_height),
+                float(self.next_weight),
+                int(self.keep),
+            )
+        return self.reference_values(wells, pairs, next_pairs)
+
+    def reference_values(self, wells: np.ndarray, pairs: np.ndarray, next_pairs: np.ndarray) -> np.ndarray:
+        """`values_many` in NumPy, batched (its chain bot's `reference_values`): the reference."""
+        first = self.chain.reference_values(wells, pairs)
         order = np.argsort(-first, axis=1, kind="stable")[:, : self.keep]
         game, slot = np.nonzero(np.isfinite(np.take_along_axis(first, order, axis=1)))
         actions = order[game, slot]
         placed = wells[game].copy()
         points, _ = smash_batch.resolve_many(placed, smash_batch.place_many(placed, pairs[game], actions))
-        after = np.maximum(self.chain.values_many(placed, next_pairs[game]).max(axis=1), -1e9)
+        after = np.maximum(self.chain.reference_values(placed, next_pairs[game]).max(axis=1), -1e9)
         values = np.full(first.shape, -np.inf)
         values[game, actions] = points + self.next_weight * after
         return values

@@ -144,7 +144,7 @@ def to_move(info: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def _placement(width: int, action: int) -> tuple[int, int]:
+def placement_columns(width: int, action: int) -> tuple[int, int]:
     """(column of A, column of B) of placement index `action` (rules.placements: rotation-major);
     the columns are equal for a vertical pair."""
     if action < width - 1:  # rotation 0: B right of A
@@ -159,7 +159,7 @@ def _placement(width: int, action: int) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _height(wells: np.ndarray, column: int) -> int:
+def column_height(wells: np.ndarray, column: int) -> int:
     """Blocks in the column starting at wells[column] (column = (player * width + x) * HEIGHT)."""
     height = 0
     while height < HEIGHT and wells[column + height] != EMPTY:
@@ -168,18 +168,18 @@ def _height(wells: np.ndarray, column: int) -> int:
 
 
 @njit(cache=True)
-def _legal(wells: np.ndarray, player: int, out: np.ndarray) -> int:
+def legal_count(wells: np.ndarray, player: int, out: np.ndarray) -> int:
     """How many placements fit in `player`'s well (rules.legal_placements); marks each in `out`
     (bool (4 * width - 2,)) unless `out` is empty."""
     width = wells.size // (2 * HEIGHT)
     count = 0
     for action in range(4 * width - 2):
-        a, b = _placement(width, action)
-        a_height = _height(wells, (player * width + a) * HEIGHT)
+        a, b = placement_columns(width, action)
+        a_height = column_height(wells, (player * width + a) * HEIGHT)
         if a == b:
             fits = a_height <= HEIGHT - 2
         else:
-            fits = a_height < HEIGHT and _height(wells, (player * width + b) * HEIGHT) < HEIGHT
+            fits = a_height < HEIGHT and column_height(wells, (player * width + b) * HEIGHT) < HEIGHT
         count += fits
         if out.size:
             out[action] = fits
@@ -194,22 +194,22 @@ def legal_mask(wells: np.ndarray, info: np.ndarray, player: int, out: np.ndarray
         for action in range(out.size):
             out[action] = False
         return 0
-    return _legal(wells, player, out)
+    return legal_count(wells, player, out)
 
 
 @njit(cache=True)
-def _place(wells: np.ndarray, player: int, a: int, b: int, action: int) -> None:
+def place(wells: np.ndarray, player: int, a: int, b: int, action: int) -> None:
     """Drops the pair of colours (a, b) into `player`'s well by the legal placement `action`."""
     width = wells.size // (2 * HEIGHT)
-    a_column, b_column = _placement(width, action)
+    a_column, b_column = placement_columns(width, action)
     a_start, b_start = (player * width + a_column) * HEIGHT, (player * width + b_column) * HEIGHT
     if a_column == b_column:
-        height = _height(wells, a_start)
+        height = column_height(wells, a_start)
         below, above = (b, a) if action >= 3 * width - 2 else (a, b)  # rotation 3: B below A
         wells[a_start + height], wells[a_start + height + 1] = below, above
     else:
-        wells[a_start + _height(wells, a_start)] = a
-        wells[b_start + _height(wells, b_start)] = b
+        wells[a_start + column_height(wells, a_start)] = a
+        wells[b_start + column_height(wells, b_start)] = b
 
 
 @njit(cache=True)
@@ -227,7 +227,7 @@ def _neighbour(cell: int, side: int, width: int) -> int:
 
 
 @njit(cache=True)
-def _clear(wells: np.ndarray, player: int, step: int, mark: np.ndarray, queue: np.ndarray) -> int:
+def clear_step(wells: np.ndarray, player: int, step: int, mark: np.ndarray, queue: np.ndarray) -> int:
     """Step `step` (0 the first) of the chain loop in `player`'s well (rules.clearing), in place:
     the groups of GROUP+ clear with the skulls next to them, the rest falls; the points it scored
     (0 when no group cleared). `mark` int8 and `queue` int64 (width * HEIGHT,): scratch."""
@@ -287,7 +287,7 @@ def _drop_skulls(wells: np.ndarray, player: int, lines: int) -> None:
     width = wells.size // (2 * HEIGHT)
     for x in range(width):
         start = (player * width + x) * HEIGHT
-        height = _height(wells, start)
+        height = column_height(wells, start)
         for y in range(height, min(height + lines, HEIGHT)):
             wells[start + y] = SKULL
 
@@ -300,10 +300,10 @@ def step(wells: np.ndarray, pairs: np.ndarray, info: np.ndarray, first: int, sec
     mark, queue = np.empty(cells, dtype=np.int8), np.empty(cells, dtype=np.int64)
     turn = info[TURN]
     for player in range(2):
-        _place(wells, player, pairs[2 * turn], pairs[2 * turn + 1], first if player == 0 else second)
+        place(wells, player, pairs[2 * turn], pairs[2 * turn + 1], first if player == 0 else second)
         points, steps, gained = 0, 0, 1
         while gained:  # the chain loop (rules.resolve); a step that clears scores 40 or more
-            gained = _clear(wells, player, steps, mark, queue)
+            gained = clear_step(wells, player, steps, mark, queue)
             points += gained
             steps += gained > 0
         info[SCORE + player] += points
@@ -321,7 +321,7 @@ def step(wells: np.ndarray, pairs: np.ndarray, info: np.ndarray, first: int, sec
     info[TURN] = turn + 1
     no_mask = np.empty(0, dtype=np.bool_)
     for player in range(2):
-        blocked = turn + 1 < info[TURN_LIMIT] and _legal(wells, player, no_mask) == 0
+        blocked = turn + 1 < info[TURN_LIMIT] and legal_count(wells, player, no_mask) == 0
         info[LOST + player] = 1 if blocked else 0
     return end_code(info)
 
@@ -372,7 +372,7 @@ def encode(
                     planes[plane, row, x] = 0.0
         for x in range(width):
             start = (side * width + x) * HEIGHT
-            for y in range(_height(wells, start)):
+            for y in range(column_height(wells, start)):
                 planes[wells[start + y], HEIGHT - 1 - y, x] = 1.0
     turn = min(info[TURN], info[TURN_LIMIT] - 1)  # the last pairs stay shown once over
     for plane in range(PIECE_PLANES):
@@ -428,7 +428,7 @@ def encode_batch(
 @njit(cache=True)
 def _nth_legal(wells: np.ndarray, player: int, uniform: float, legal: np.ndarray) -> int:
     """The nth legal placement of `player` for n = floor(uniform * count) (playouts.random_actions)."""
-    return nth_true(legal, int(uniform * _legal(wells, player, legal)))
+    return nth_true(legal, int(uniform * legal_count(wells, player, legal)))
 
 
 @njit(cache=True)
