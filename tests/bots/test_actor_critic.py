@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -128,6 +129,24 @@ def test_a_resumed_run_continues_exactly_as_an_unbroken_one(tmp_path):
     split = torch.load(tmp_path / "split" / "state.pt", weights_only=True)["network"]
     assert all(torch.equal(whole[key], split[key]) for key in whole)
     assert (tmp_path / "split" / "curve.png").exists()
+
+
+def test_a_run_is_the_same_on_both_cores(monkeypatch):
+    """The chain bot (the opponent and, while imitating, the guide) values placements on the core
+    ARENA_CORE names when the games are made: both cores give the same games and the same network."""
+    runs = []
+    for core in ("reference", "compiled"):
+        monkeypatch.setenv("ARENA_CORE", core)
+        trainer = Trainer(TINY)
+        assert trainer.environments.chain.core == core
+        logs = [trainer.segment() for _ in range(2)]  # the first imitates the chain bot
+        runs.append((trainer, logs))
+    (reference, reference_logs), (compiled, compiled_logs) = runs
+    assert json.dumps(reference_logs) == json.dumps(compiled_logs)  # nan as nan
+    for name, array in reference.environments.to_arrays().items():
+        assert np.array_equal(array, compiled.environments.to_arrays()[name]), name
+    weights = compiled.network.state_dict()
+    assert all(torch.equal(value, weights[key]) for key, value in reference.network.state_dict().items())
 
 
 @pytest.mark.parametrize("player", ["greedy", "sample", "mcts"])

@@ -4,7 +4,9 @@
 plays one turn of all of them per `step`, through the batched engine (never `Game.step` per game).
 A *lane* is one learner seat whose positions are trained on, its games one after another:
   - each of the first `against_chain` games has one lane; the other seat is the chain house bot
-    (`ChainPlayer`, batched over those games); the learner's seat alternates game by game;
+    (`ChainPlayer`, over those games at once, on the core ARENA_CORE names when the environments
+    are made: its compiled values by default, the same games as the reference's); the learner's
+    seat alternates game by game;
   - each self-play game has two lanes: both seats play the learner's policy.
 A finished game is replaced at once by a new one (next seed), so every row is always running.
 Rewards come at a game's last step, for the lane's seat: 1 win, 0.5 draw, 0 loss (the value
