@@ -106,12 +106,13 @@ def house_positions(count: int) -> list:
 
 
 def decision_meter(kind: str, core: str, positions: list, per_call: int) -> CpuMeter:
+    """`per_call` decisions per call, one request each, of the `kind` house bot on `core`."""
     player = ChainPlayer(core=core) if kind == "chain" else LookaheadPlayer(core=core)
+    requests = [Request(state, seat, np.random.default_rng(0)) for state, seat in positions]
 
     def decide(call: int) -> int:
         for index in range(call * per_call, (call + 1) * per_call):
-            state, seat = positions[index % len(positions)]
-            player.decide(GAME, [Request(state, seat, np.random.default_rng(index))])
+            player.decide(GAME, [requests[index % len(requests)]])
         return per_call
 
     return CpuMeter(decide)
