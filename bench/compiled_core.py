@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from engines import bobail_stepped, spring2021_stepped
-from timing import opening_positions, spring_positions
+from timing import CpuMeter, opening_positions, spring_positions
 
 from arena_bots import compiled_puct, compiled_uct
 from arena_bots.evaluators import NetworkEvaluator, RolloutEvaluator
@@ -120,26 +120,7 @@ QUICK = Plan(
 HOUSE_GAMES = (BOBAIL, SMASH, SPRING2021)  # the other games the `uct` house bot plays
 
 
-class Meter:
-    """Work and CPU seconds summed over the calls of one measurement."""
-
-    def __init__(self, name: str, unit: str, work: Callable[[int], int]) -> None:
-        self.name, self.unit, self.work = name, unit, work
-        self.done, self.seconds, self.calls = 0, 0.0, 0
-
-    def run(self) -> None:
-        """One timed call; `work(call)` returns the simulations or moves it made."""
-        start = time.process_time()
-        self.done += self.work(self.calls)
-        self.seconds += time.process_time() - start
-        self.calls += 1
-
-    @property
-    def rate(self) -> float:
-        return self.done / self.seconds
-
-
-def uct_meters(plan: Plan, states: list) -> list[Meter]:
+def uct_meters(plan: Plan, states: list) -> list[CpuMeter]:
     def compiled(call: int) -> int:
         state = states[call % len(states)]
         request = Request(state, state.ply % 2, np.random.default_rng(call))
@@ -155,8 +136,8 @@ def uct_meters(plan: Plan, states: list) -> list[Meter]:
         return plan.reference_simulations
 
     meters = [
-        Meter("uct, Pente, compiled core", "simulations", compiled),
-        Meter("uct, Pente, reference core", "simulations", reference),
+        CpuMeter(compiled, "uct, Pente, compiled core", "simulations"),
+        CpuMeter(reference, "uct, Pente, reference core", "simulations"),
     ]
     if pyspiel is not None:
         gomoku = pyspiel.load_game("gomoku", {"size": 19})
@@ -171,11 +152,11 @@ def uct_meters(plan: Plan, states: list) -> list[Meter]:
             )
             return plan.simulations
 
-        meters.append(Meter("uct, gomoku 19x19, OpenSpiel C++ MCTSBot", "simulations", openspiel))
+        meters.append(CpuMeter(openspiel, "uct, gomoku 19x19, OpenSpiel C++ MCTSBot", "simulations"))
     return meters
 
 
-def house_meters(plan: Plan) -> list[Meter]:
+def house_meters(plan: Plan) -> list[CpuMeter]:
     """The `uct` house bot's moves on HOUSE_GAMES, compiled then reference core per game."""
     return [
         house_meter(game, opening_positions(game, 8), core, plan.house_simulations)
@@ -184,7 +165,7 @@ def house_meters(plan: Plan) -> list[Meter]:
     ]
 
 
-def house_meter(game: Game, states: list, core: str, simulations: int) -> Meter:
+def house_meter(game: Game, states: list, core: str, simulations: int) -> CpuMeter:
     """One `uct` move per call on `core`, from states[call] (cycled), by one of its movers."""
     player = UctPlayer(simulations, EXPLORATION, core=core)
 
@@ -194,10 +175,10 @@ def house_meter(game: Game, states: list, core: str, simulations: int) -> Meter:
         player.decide(game, [Request(state, movers[call % len(movers)], np.random.default_rng(call))])
         return simulations
 
-    return Meter(f"uct, {game.spec.title}, {core} core", "simulations", move)
+    return CpuMeter(move, f"uct, {game.spec.title}, {core} core", "simulations")
 
 
-def step_meters(plan: Plan) -> list[Meter]:
+def step_meters(plan: Plan) -> list[CpuMeter]:
     start = kernels.pack([PENTE.init(0, None)])
 
     def compiled(call: int) -> int:
@@ -207,7 +188,7 @@ def step_meters(plan: Plan) -> list[Meter]:
         kernels.playout_returns(boards, infos, rngs)
         return int(infos[:, kernels.PLY].sum())
 
-    meters = [Meter("step, Pente, compiled random games", "moves", compiled)]
+    meters = [CpuMeter(compiled, "step, Pente, compiled random games", "moves")]
     if pyspiel is not None:
         gomoku = pyspiel.load_game("gomoku", {"size": 19})
 
@@ -224,7 +205,7 @@ def step_meters(plan: Plan) -> list[Meter]:
                 moves += state.move_number()
             return moves
 
-        meters.append(Meter("step, gomoku 19x19, OpenSpiel C++ random games", "moves", openspiel))
+        meters.append(CpuMeter(openspiel, "step, gomoku 19x19, OpenSpiel C++ random games", "moves"))
     return meters
 
 
@@ -237,7 +218,7 @@ def random_pcg64_states(rng: np.random.Generator, count: int) -> np.ndarray:
     return states
 
 
-def core_meters(plan: Plan) -> list[Meter]:
+def core_meters(plan: Plan) -> list[CpuMeter]:
     """The step loops of Bobail, CSB, Smash and Spring 2021 on each core, whole random games."""
     return bobail_meters(plan) + csb_meters(plan) + smash_meters(plan) + spring2021_meters(plan)
 
@@ -248,7 +229,7 @@ def step_loop_meters(
     unit: str,
     compiled_games: Callable[[np.ndarray], int],
     reference_game: Callable[[int, np.random.Generator], int],
-) -> list[Meter]:
+) -> list[CpuMeter]:
     """A game's step loop on each core: `compiled_games(rngs)` plays plan.games_per_call games on the
     kernels, row i drawing from the random PCG64 state rngs[i]; `reference_game(game, rng)` plays
     game number `game` on the reference core (plan.reference_games a call). Each returns its work."""
@@ -261,12 +242,12 @@ def step_loop_meters(
         return sum(reference_game(game, np.random.default_rng((call, game))) for game in games)
 
     return [
-        Meter(f"step, {game}, compiled core", unit, compiled),
-        Meter(f"step, {game}, reference core", unit, reference),
+        CpuMeter(compiled, f"step, {game}, compiled core", unit),
+        CpuMeter(reference, f"step, {game}, reference core", unit),
     ]
 
 
-def bobail_meters(plan: Plan) -> list[Meter]:
+def bobail_meters(plan: Plan) -> list[CpuMeter]:
     histories, infos = bobail_kernels.pack([BOBAIL.init(0, None)] * plan.games_per_call)
     rng_of_row = np.arange(plan.games_per_call)
 
@@ -287,7 +268,7 @@ def turns_stepped(game: Game, seed: int, rng: np.random.Generator) -> int:
     return state.turn
 
 
-def csb_meters(plan: Plan) -> list[Meter]:
+def csb_meters(plan: Plan) -> list[CpuMeter]:
     starts = csb_kernels.pack([CSB.init(seed, None) for seed in range(plan.games_per_call)])
 
     def compiled(rngs: np.ndarray) -> int:
@@ -298,7 +279,7 @@ def csb_meters(plan: Plan) -> list[Meter]:
     return step_loop_meters(plan, "CSB", "turns", compiled, lambda race, rng: turns_stepped(CSB, race, rng))
 
 
-def smash_meters(plan: Plan) -> list[Meter]:
+def smash_meters(plan: Plan) -> list[CpuMeter]:
     starts = smash_kernels.pack([SMASH.init(seed, None) for seed in range(plan.games_per_call)])
     rng_of_row = np.arange(plan.games_per_call)
 
@@ -312,7 +293,7 @@ def smash_meters(plan: Plan) -> list[Meter]:
     )
 
 
-def spring2021_meters(plan: Plan) -> list[Meter]:
+def spring2021_meters(plan: Plan) -> list[CpuMeter]:
     starts = [SPRING2021.init(seed, None) for seed in range(plan.games_per_call)]
     boards, infos = spring2021_kernels.pack(starts)
     draws = np.empty(spring2021_kernels.DRAW_BLOCK)
@@ -364,11 +345,11 @@ class TrivialNetwork:
         return {"policy": policy, "value": values}
 
 
-class PuctMeter(Meter):
+class PuctMeter(CpuMeter):
     """A meter of searches with a TrivialNetwork, whose CPU it can leave out."""
 
     def __init__(self, name: str, work: Callable[[int], int], network: TrivialNetwork) -> None:
-        super().__init__(name, "simulations", work)
+        super().__init__(work, name, "simulations")
         self.network = network
 
     @property
@@ -385,7 +366,7 @@ def puct_positions(game: Game, count: int) -> list:
     return spring_positions(count) if game is SPRING2021 else opening_positions(game, count)
 
 
-def puct_meters(plan: Plan) -> list[Meter]:
+def puct_meters(plan: Plan) -> list[CpuMeter]:
     """The PUCT searches of PUCT_GAMES on each core (compiled, then reference, per game),
     plan.puct_searches positions in lockstep per call."""
     return [
@@ -426,7 +407,7 @@ GROUPS = {  # the measurements by name, each a list of meters
 }
 
 
-def measure(plan: Plan, only: str | None = None) -> dict[str, list[Meter]]:
+def measure(plan: Plan, only: str | None = None) -> dict[str, list[CpuMeter]]:
     """Every meter of GROUPS (or of the group `only`) once to compile and warm up (untimed), then
     `plan.rounds` interleaved rounds; the meters by group."""
     groups = {name: make(plan) for name, make in GROUPS.items() if only in (None, name)}
@@ -439,7 +420,7 @@ def measure(plan: Plan, only: str | None = None) -> dict[str, list[Meter]]:
     return groups
 
 
-def print_comparison(title: str, meters: list[Meter], target: float) -> None:
+def print_comparison(title: str, meters: list[CpuMeter], target: float) -> None:
     """Each meter's rate, then each of ours against OpenSpiel's (the last meter, when installed) beside
     the target, and the compiled core against the reference where both ran."""
     print(f"\n{title}")
@@ -458,7 +439,7 @@ def print_comparison(title: str, meters: list[Meter], target: float) -> None:
         print(f"  compiled/reference core: {cores[0].rate / cores[1].rate:.0f}x")
 
 
-def print_cores(title: str, meters: list[Meter], target: float | None) -> None:
+def print_cores(title: str, meters: list[CpuMeter], target: float | None) -> None:
     """Each meter's rate, then compiled against reference (meters in pairs) beside the target (the
     step loops'; None: the `uct` house bot's, whose target is the ladders' rated games)."""
     print(f"\n{title}")

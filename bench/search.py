@@ -48,7 +48,6 @@ from timing import (
     MeteredBackend,
     bobail_planes,
     bobail_positions,
-    evaluations_per_cpu_second,
     evaluations_per_second,
     opening_positions,
     spring_positions,
@@ -418,7 +417,9 @@ def bench_on_cores(bench: HostBench, quick: bool) -> None:
                 host_move(meter, game, host, session, positions[: meter.games], simulations, seed)
     batches = {meter.games: max(1, round(meter.batch)) for meter in meters}
     limits = {
-        games: evaluations_per_cpu_second(session, game_inputs(game, positions, batch), 1.0 if quick else 3.0)
+        games: evaluations_per_second(
+            session, game_inputs(game, positions, batch), 1.0 if quick else 3.0, clock=time.process_time
+        )
         for games, batch in batches.items()
     }
     session.close()

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import CpuMeter
 
 from arena_bots.loading import house_player
 from arena_bots.match import MatchSetup, Request, play_many
@@ -70,23 +71,6 @@ def batched(seeds, rng: np.random.Generator, games: int) -> int:
     batch = batched_engine.pack([GAME.init(next(seeds), None) for _ in range(games)])
     batched_engine.finish(batch, rng.spawn(games))
     return 2 * int(batch.turns.sum())
-
-
-class CpuMeter:
-    """Work and CPU seconds of this process summed over the timed calls of one row."""
-
-    def __init__(self, work: Callable[[int], int]) -> None:
-        self.work, self.done, self.seconds, self.calls = work, 0, 0.0, 0
-
-    def run(self) -> None:
-        start = time.process_time()
-        self.done += self.work(self.calls)
-        self.seconds += time.process_time() - start
-        self.calls += 1
-
-    @property
-    def rate(self) -> float:
-        return self.done / self.seconds
 
 
 def house_positions(count: int) -> list:

@@ -84,36 +84,46 @@ def metered_models(context: Any) -> list[MeteredBackend]:
 
 
 def evaluations_per_second(
-    backend: Any, inputs: dict[str, np.ndarray], seconds: float, windows: int = 5
+    backend: Any,
+    inputs: dict[str, np.ndarray],
+    seconds: float,
+    windows: int = 5,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> float:
-    """ONNX Runtime's own rate on these inputs (rows per second): the best of `windows` windows
-    that share about `seconds` (on a shared machine the best window is the least disturbed)."""
+    """ONNX Runtime's own rate on these inputs, rows per second of `clock`: the best of `windows`
+    windows that share about `seconds` (on a shared machine the best window is the least disturbed).
+    With `time.process_time` (an in-process session: its threads are this process's) a loaded machine
+    slows the clock, not the figure."""
     backend.run(inputs)
     rows, best = len(next(iter(inputs.values()))), 0.0
     for _ in range(windows):
-        calls, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds / windows:
+        calls, start = 0, clock()
+        while (elapsed := clock() - start) < seconds / windows:
             backend.run(inputs)
             calls += 1
         best = max(best, calls * rows / elapsed)
     return best
 
 
-def evaluations_per_cpu_second(
-    backend: Any, inputs: dict[str, np.ndarray], seconds: float, windows: int = 5
-) -> float:
-    """ONNX Runtime's own rate on these inputs in rows per CPU second of this process (an in-process
-    session: its threads are this process's), the best of `windows` windows sharing about `seconds`
-    of CPU: so a loaded machine slows the clock, not the figure."""
-    backend.run(inputs)
-    rows, best = len(next(iter(inputs.values()))), 0.0
-    for _ in range(windows):
-        calls, start = 0, time.process_time()
-        while (elapsed := time.process_time() - start) < seconds / windows:
-            backend.run(inputs)
-            calls += 1
-        best = max(best, calls * rows / elapsed)
-    return best
+class CpuMeter:
+    """Work and CPU seconds of this process summed over the timed calls of one measurement:
+    `work(call)` does call number `call` and returns how much it did (in `unit`s: simulations,
+    moves, games)."""
+
+    def __init__(self, work: Callable[[int], int], name: str = "", unit: str = "") -> None:
+        self.work, self.name, self.unit = work, name, unit
+        self.done, self.seconds, self.calls = 0, 0.0, 0
+
+    def run(self) -> None:
+        """One timed call."""
+        start = time.process_time()
+        self.done += self.work(self.calls)
+        self.seconds += time.process_time() - start
+        self.calls += 1
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.seconds
 
 
 def opening_positions(game: Game, count: int) -> list[Any]:
