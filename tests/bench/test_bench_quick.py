@@ -125,5 +125,5 @@ def test_platform_load_prints_its_scaling_and_latency(postgres_url: str, redis_u
 
 def test_actor_critic_prints_its_training_speed_against_the_seeds():
     out = run_quick("actor_critic.py")
-    assert "ours/seed 1 process (276/s): " in out
-    assert "ours/seed 8 processes (455/s): " in out
+    assert "compiled/seed 1 process (276/s): " in out
+    assert "compiled/seed 8 processes (455/s): " in out
