@@ -5,7 +5,8 @@ renew its lease from a background thread while playing; play the games of every 
 together in one `play_many` batch per game (a seat-swapped pair of games per seeded opening); write
 the replays to the blob store; record the games and mark the pairing done in one transaction, so a
 re-delivered or re-run task never counts a game twice; then enqueue a refit and the next scheduling
-round of each ladder that got games.
+round of each ladder that got games (booked at once where the games were urgent: an SPRT's pairs
+keep coming until its verdict).
 
 The database is the truth: the broker only carries ids. Every process that claims beats into the
 database (`arena_workers.liveness`); one that dies leaves its pairings running, and the sweeper puts
@@ -61,6 +62,7 @@ from arena_platform.store.pairings import (
     running_owners,
     silent_workers,
     sweep_pairings,
+    urgent_ladders,
 )
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
@@ -265,7 +267,8 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
     recording raises anything else (a bug, a soft time limit), every pairing still held goes back
     to the queue charged as `store.pairings` says, and the exception propagates. A give-back that
     cannot be written (the database is away) costs nothing either: the lease lapses while this
-    process still beats. Afterwards each ladder that got games gets a refit and a scheduling round.
+    process still beats. Afterwards each ladder that got games gets a refit and a scheduling round
+    (`_after_recording`: at once where urgent pairings were recorded).
     """
     ids = list(dict.fromkeys(pairing_ids))
     owner = new_owner(context)
@@ -282,11 +285,24 @@ def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[Pa
                 _release(context, claimed, owner, error, charge=not is_platform_fault(error))
                 raise
         _log_lost_leases(leases.lost, recorded)
-    ladders = sorted({ladder_id for ladder_id in recorded.values() if ladder_id is not None})
-    for ladder_id in ladders:
-        context.enqueue(REFIT, ladder_id)
-        context.enqueue(SCHEDULE_LADDER, ladder_id)
+    _after_recording(context, {pairing: ladder for pairing, ladder in recorded.items() if ladder is not None})
     return [PairingOutcome(pairing_id, _outcome(pairing_id, claimed, recorded)) for pairing_id in ids]
+
+
+def _after_recording(context: WorkerContext, recorded: Mapping[int, int]) -> None:
+    """Enqueues a refit of each ladder of the `recorded` pairings (pairing id -> ladder id) and its
+    next scheduling round; a ladder whose urgent pairings were recorded (a running SPRT's, a
+    newcomer's introduction) gets its round booked here at once instead, so that the next urgent
+    pairs (the test's, until its verdict; the rest of the round robin) are queued ahead of the round
+    in progress now, not once the scheduling message has waited behind the queue's play messages."""
+    with session(context.engine) as db:
+        pressing = urgent_ladders(db, pairing_ids=list(recorded))
+    for ladder_id in sorted(set(recorded.values())):
+        context.enqueue(REFIT, ladder_id)
+        if ladder_id not in pressing:
+            context.enqueue(SCHEDULE_LADDER, ladder_id)
+    if pressing:
+        schedule_ladder(context, *pressing)
 
 
 def _claim_urgent_instead(context: WorkerContext, pairing_ids: Sequence[int], owner: str) -> list[int]:

@@ -118,6 +118,13 @@ def most_urgent(session: Session, *, instead_of: Sequence[int], most: int) -> li
     return list(session.exec(statement).all())
 
 
+def urgent_ladders(session: Session, *, pairing_ids: Collection[int]) -> list[int]:
+    """The ladders of the urgent pairings among `pairing_ids`, each once, by id."""
+    urgent = col(Pairing.id).in_(list(pairing_ids)), col(Pairing.urgent)
+    statement = select(Pairing.ladder_id).where(*urgent).distinct()
+    return sorted(session.exec(statement).all())
+
+
 def get_pairing(session: Session, *, pairing_id: int) -> Pairing:
     pairing = session.get(Pairing, pairing_id)
     if pairing is None:
