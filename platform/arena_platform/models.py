@@ -129,6 +129,9 @@ class Pairing(SQLModel, table=True):
     created_at: datetime = _created()
     finished_at: datetime | None = _time(nullable=True)
     error: str | None = Field(default=None, max_length=2000)
+    # the worker's wall seconds on the batch that played it, per pairing of the batch; set when it is
+    # recorded (None before, and for pairings recorded before this was measured): sizes tasks
+    play_seconds: float | None = None
 
 
 class Challenge(SQLModel, table=True):

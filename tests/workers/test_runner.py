@@ -223,7 +223,10 @@ def test_a_queued_pairing_is_sent_when_no_message_is_out_or_once_its_message_is_
     assert _pairing(engine, pairing_id).status == "queued"
 
 
-def test_what_a_sweep_took_back_but_could_not_send_is_sent_by_the_next_one(context, new_pairings, enqueued):
+def test_what_a_sweep_took_back_but_could_not_send_is_sent_by_the_next_one(
+    context, ladder, new_pairings, enqueued
+):
+    _measured(context.engine, ladder, seconds=1.0)  # a fast ladder: tasks of a whole block
     ids = new_pairings(2)
     for pairing_id in ids:
         assert _claim(
@@ -246,11 +249,14 @@ def test_what_a_sweep_took_back_but_could_not_send_is_sent_by_the_next_one(conte
 
 
 def test_resent_pairings_go_in_blocks_an_isolated_one_alone_and_a_waiting_one_not_at_all(
-    context, new_pairings, enqueued
+    context, ladder, new_pairings, enqueued
 ):
+    _measured(context.engine, ladder, seconds=1.0)  # a fast ladder: tasks of a whole block
     ids = new_pairings(6)
     with session(context.engine) as db:  # every message overdue; the last pairing isolated
-        db.exec(update(Pairing).values(lease_expires_at=utc_now() - LEASE_DELTA))
+        db.exec(
+            update(Pairing).where(col(Pairing.id).in_(ids)).values(lease_expires_at=utc_now() - LEASE_DELTA)
+        )
         db.exec(update(Pairing).where(col(Pairing.id) == ids[5]).values(isolated=True))
         db.commit()
     context.waiting_pairings = lambda: {ids[0]}  # its message waits in the queue
@@ -480,6 +486,7 @@ def test_refits_cover_every_game_once_and_skip_when_nothing_is_new(context, new_
 
 
 def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(context, ladder, enqueued):
+    _measured(context.engine, ladder, seconds=1.0)  # a fast ladder: tasks of a whole block
     booked = runner.schedule_ladder(context, ladder.id)
     cap, size = SchedulePolicy().max_in_flight, runner.PAIRINGS_PER_TASK
     assert size == SchedulePolicy().block  # a task carries one block: both bots batch its games
@@ -498,10 +505,62 @@ def test_a_round_of_several_ladders_sends_their_messages_in_turn(context, ladder
         other = ensure_ladder(db, game="pente", simulations=4).id
         db.commit()
     booked = runner.schedule_ladder(context, ladder.id, other)
-    assert len(booked) == 2 * SchedulePolicy().max_in_flight  # two messages per ladder of two house bots
+    cap = SchedulePolicy().max_in_flight
+    assert len(booked) == 2 * cap  # each ladder of two house bots: both at their cap
     with session(engine) as db:
         ladders = [db.get(Pairing, message[1][0]).ladder_id for message in enqueued]
-    assert ladders == [ladder.id, other, ladder.id, other]  # not both of one ladder first
+    assert ladders == [ladder.id, other] * cap  # unmeasured: one pairing a message; not one ladder first
+
+
+def _measured(engine: Engine, ladder: Ladder, seconds: float, count: int = 2) -> None:
+    """`count` pairings of the ladder's house bots recorded as having cost `seconds` each."""
+    with session(engine) as db:
+        random, uct = _house_bots(db, ladder.id)
+        for pairing in store.create_pairings(
+            db, ladder=ladder, pairs=[(random, uct)] * count, redelivery_seconds=LEASE
+        ):
+            store.mark_done(db, pairing_id=pairing.id, play_seconds=seconds)
+        db.commit()
+
+
+@pytest.mark.parametrize(
+    ("seconds", "size"), [(None, 1), (0.5, 4), (store.TASK_SECONDS / 2.5, 2), (3 * store.TASK_SECONDS, 1)]
+)
+def test_a_ladder_s_task_carries_what_it_plays_in_about_task_seconds(context, ladder, seconds, size):
+    if seconds is not None:
+        _measured(context.engine, ladder, seconds)
+    with session(context.engine) as db:
+        assert store.task_size(db, ladder_id=ladder.id) == size
+
+
+def test_a_played_pairing_records_what_it_cost_its_worker(context, new_pairings):
+    ids = new_pairings(2)
+    started = time.perf_counter()
+    runner.play_pairings(context, ids)
+    elapsed = time.perf_counter() - started
+    costs = [_pairing(context.engine, pairing_id).play_seconds for pairing_id in ids]
+    assert costs[0] == costs[1]  # one batch: its seconds shared
+    assert 0 < 2 * costs[0] <= elapsed
+
+
+def test_a_slow_ladder_does_not_block_a_fast_one(context, ladder, enqueued, engine: Engine):
+    """A slow ladder's tasks carry one pairing each, sent in turn with a fast ladder's blocks: the
+    fast ladder's first task waits for one slow pairing, and a slow ladder's urgent pairings taken
+    in place of a fast task are one pairing too."""
+    with session(engine) as db:
+        fast = ensure_ladder(db, game="pente", simulations=4)
+        db.commit()
+    _measured(engine, ladder, seconds=4 * store.TASK_SECONDS)
+    _measured(engine, fast, seconds=1.0)
+    runner.schedule_ladder(context, ladder.id, fast.id)
+    with session(engine) as db:
+        messages = [(db.get(Pairing, ids[0]).ladder_id, len(ids)) for _, ids in enqueued]
+    assert messages[:4] == [(ladder.id, 1), (fast.id, 4), (ladder.id, 1), (fast.id, 4)]
+    with session(engine) as db:
+        db.exec(update(Pairing).where(col(Pairing.ladder_id) == ladder.id).values(urgent=True))
+        db.commit()
+        fast_message = next(ids for _, ids in enqueued if db.get(Pairing, ids[0]).ladder_id == fast.id)
+        assert len(store.most_urgent(db, instead_of=fast_message)) == 1
 
 
 def test_a_newcomer_is_booked_ahead_of_the_round_in_progress_and_played_by_the_next_task(
@@ -527,7 +586,8 @@ def test_a_newcomer_is_booked_ahead_of_the_round_in_progress_and_played_by_the_n
         assert {pairing.id for pairing in played} <= set(booked)  # the newcomer's games
         assert all(db.get(Pairing, pairing_id).status == "queued" for pairing_id in round_message)
     assert (PLAY_PAIRINGS, round_message) in enqueued  # the round's pairings are sent again
-    assert runner.play_pairings(context, round_message)[0].status == runner.RECORDED  # and played
+    statuses = [runner.play_pairings(context, round_message)[0].status for _ in introduction]
+    assert runner.RECORDED in statuses  # and played once the newcomer's are (a task of one each here)
 
 
 def test_a_task_of_urgent_pairings_plays_its_own_and_a_spent_one_the_oldest_urgent_ones(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ from arena_platform.queue import PLAY_PAIRINGS, SCHEDULE_LADDER, TRAIN_SESSION, 
 from arena_platform.settings import Settings
 from arena_platform.store.live import drop_stale
 from arena_platform.store.pairings import (
+    PAIRINGS_PER_TASK,
     QUEUED,
     Sweep,
     claim_pairing,
@@ -62,11 +64,12 @@ from arena_platform.store.pairings import (
     running_owners,
     silent_workers,
     sweep_pairings,
+    task_size,
     urgent_ladders,
 )
 from arena_platform.store.ratings import refit_ladder, stale_ladders
 from arena_platform.store.results import PlayedGame, record_pairing
-from arena_platform.store.scheduling import PAIRINGS_PER_TASK, book_rounds, stalled_ladders, task_messages
+from arena_platform.store.scheduling import book_rounds, stalled_ladders, task_messages
 from arena_platform.store.training import (
     drop_ended_states,
     holds_state,
@@ -309,7 +312,7 @@ def _claim_urgent_instead(context: WorkerContext, pairing_ids: Sequence[int], ow
     """Claims the urgent pairings to play in place of `pairing_ids`; once one is won, sends
     `pairing_ids` again (those still queued). None won: []."""
     with session(context.engine) as db:
-        urgent = most_urgent(db, instead_of=pairing_ids, most=len(pairing_ids))
+        urgent = most_urgent(db, instead_of=pairing_ids)
     claimed = _claim_all(context, urgent, owner)
     if claimed:
         send_pairings(context, pairing_ids)
@@ -435,14 +438,17 @@ def _waiting(context: WorkerContext) -> tuple[bool, set[int]]:
 
 
 def send_pairings(context: WorkerContext, pairing_ids: Sequence[int]) -> None:
-    """Sends those of `pairing_ids` still queued again in blocks of at most `PAIRINGS_PER_TASK` that
+    """Sends those of `pairing_ids` still queued again in blocks of their ladder's `task_size` that
     share a bot, as scheduling does; an isolated pairing alone. Each block is marked sent once its
     message went out; if sending raises, the rest stay unsent for the next sweep."""
     queued = col(Pairing.id).in_(list(pairing_ids)), col(Pairing.status) == QUEUED
+    blocks: list[list[int]] = []
     with session(context.engine) as db:
-        pairings = db.exec(select(Pairing).where(*queued)).all()
+        pairings = db.exec(select(Pairing).where(*queued).order_by(Pairing.id)).all()
+        for ladder_id in sorted({pairing.ladder_id for pairing in pairings}):
+            batchable = [p for p in pairings if p.ladder_id == ladder_id and not p.isolated]
+            blocks += task_messages(batchable, task_size(db, ladder_id=ladder_id))
     alone = [[pairing.id] for pairing in pairings if pairing.isolated]
-    blocks = task_messages([pairing for pairing in pairings if not pairing.isolated], PAIRINGS_PER_TASK)
     for message in blocks + alone:
         context.enqueue(PLAY_PAIRINGS, message)
         with session(context.engine) as db:
@@ -569,19 +575,23 @@ def _play_and_record(
     recorded: dict[int, int | None],
 ) -> None:
     """Plays the pairings (one play_many per game) and records each into `recorded`: pairing id ->
-    its ladder id if this call recorded it, None if it was already recorded. The batch's models stay
-    pinned in the cache while it plays; its games are written as they go for viewers (LiveWriter,
-    under the claim `owner`)."""
+    its ladder id if this call recorded it, None if it was already recorded; each with its share of
+    its play_many's wall seconds (`Pairing.play_seconds`). The batch's models stay pinned in the
+    cache while it plays; its games are written as they go for viewers (LiveWriter, under the claim
+    `owner`)."""
     batches, bots = _prepare(context, pairing_ids)
     with context.models.pinned(bot.model_sha256 for bot in bots.values() if bot.model_sha256):
         for batch in batches.values():
             live = LiveWriter(context.engine, owner, batch.game, interval=context.settings.live_seconds)
+            started = time.perf_counter()
             results = play_many(batch.game, batch.setups, before_round=context.check_running, watch=live)
+            seconds = (time.perf_counter() - started) / len(batch.pairings)
             per_pairing = context.settings.games_per_pairing
             for number, pairing in enumerate(batch.pairings):
                 games = results[number * per_pairing : (number + 1) * per_pairing]
                 leases.finished(pairing.id)
-                recorded[pairing.id] = pairing.ladder_id if _record(context, pairing, games) else None
+                done = _record(context, pairing, games, seconds)
+                recorded[pairing.id] = pairing.ladder_id if done else None
 
 
 def _prepare(context: WorkerContext, pairing_ids: Sequence[int]) -> tuple[dict[str, _Batch], dict[int, Bot]]:
@@ -649,8 +659,11 @@ def _player(context: WorkerContext, bot: Bot, ladder: Ladder) -> Player:
     return network_player(Manifest(**bot.manifest), backend, simulations=ladder.simulations, name=bot.name)
 
 
-def _record(context: WorkerContext, pairing: Pairing, results: Sequence[MatchResult]) -> bool:
-    """Stores the replays, then records the games and the done mark in one transaction."""
+def _record(
+    context: WorkerContext, pairing: Pairing, results: Sequence[MatchResult], play_seconds: float
+) -> bool:
+    """Stores the replays, then records the games and the done mark (with what the pairing cost,
+    `play_seconds`) in one transaction."""
     games = []
     for index, result in enumerate(results):
         first, second = result.replay.meta["bot_ids"]
@@ -667,4 +680,4 @@ def _record(context: WorkerContext, pairing: Pairing, results: Sequence[MatchRes
             )
         )
     with session(context.engine) as db:
-        return record_pairing(db, pairing=pairing, games=games)
+        return record_pairing(db, pairing=pairing, games=games, play_seconds=play_seconds)

@@ -43,6 +43,14 @@ from arena_platform.models import Ladder, Pairing, WorkerBeat, utc_now
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 MAX_ERROR_CHARS = 2000  # the width of Pairing.error
 
+# A task message carries at most PAIRINGS_PER_TASK pairings (one block of the scheduler,
+# SchedulePolicy.block: a bot's games batch together), and as many as its ladder plays in about
+# TASK_SECONDS of a worker's time (`task_size`), at least one: a slow ladder's task holds a worker
+# for one pairing, so the other ladders' messages behind it wait for one pairing, not four.
+PAIRINGS_PER_TASK = 4
+TASK_SECONDS = 30.0
+COST_SAMPLE = 20  # a ladder's cost per pairing is the mean of this many of its latest recorded ones
+
 
 class PairingNotFound(LookupError):
     """No pairing has this id."""
@@ -90,14 +98,31 @@ def create_pairings(
     return pairings
 
 
-def most_urgent(session: Session, *, instead_of: Sequence[int], most: int) -> list[int]:
+def task_size(session: Session, *, ladder_id: int) -> int:
+    """How many pairings of `ladder_id` one task message carries: as many as fit in TASK_SECONDS
+    at the mean `play_seconds` of its COST_SAMPLE latest recorded pairings, between 1 and
+    PAIRINGS_PER_TASK; 1 while none is measured (its first task is short, and measures it)."""
+    statement = (
+        select(Pairing.play_seconds)
+        .where(col(Pairing.ladder_id) == ladder_id, col(Pairing.play_seconds).is_not(None))
+        .order_by(col(Pairing.finished_at).desc())
+        .limit(COST_SAMPLE)
+    )
+    costs = session.exec(statement).all()
+    if not costs:
+        return 1
+    per_pairing = sum(costs) / len(costs)
+    return max(1, min(PAIRINGS_PER_TASK, int(TASK_SECONDS / max(per_pairing, 1e-9))))
+
+
+def most_urgent(session: Session, *, instead_of: Sequence[int]) -> list[int]:
     """The pairings a task sent for `instead_of` plays in their place, oldest first; none when one
     of `instead_of` is itself queued and urgent, or when no urgent pairing is queued.
 
     An urgent pairing (a newcomer's introduction, a running SPRT's) jumps the messages of the round
     in progress: the next task of any worker plays it. They are the oldest queued urgent pairing
     that may be played in a batch (not isolated) and the queued urgent ones of its ladder that share
-    a bot with it (a newcomer's round robin, a SPRT's pairs), at most `most` in all.
+    a bot with it (a newcomer's round robin, a SPRT's pairs), at most its ladder's `task_size`.
     """
     queued_urgent = and_(col(Pairing.status) == QUEUED, col(Pairing.urgent))
     own = select(Pairing.id).where(col(Pairing.id).in_(list(instead_of)), queued_urgent)
@@ -113,7 +138,7 @@ def most_urgent(session: Session, *, instead_of: Sequence[int], most: int) -> li
         select(Pairing.id)
         .where(batchable, col(Pairing.ladder_id) == first.ladder_id, sharing)
         .order_by(col(Pairing.id))
-        .limit(most)
+        .limit(task_size(session, ladder_id=first.ladder_id))
     )
     return list(session.exec(statement).all())
 
@@ -212,17 +237,19 @@ def release_pairing(
     return QUEUED if requeued else FAILED if failed else None
 
 
-def mark_done(session: Session, *, pairing_id: int) -> bool:
-    """Marks the pairing done, whoever holds it; False if it already was. Does not commit.
+def mark_done(session: Session, *, pairing_id: int, play_seconds: float | None = None) -> bool:
+    """Marks the pairing done, whoever holds it, with what it cost (`Pairing.play_seconds`); False
+    if it already was. Does not commit.
 
     Called in the transaction that records the pairing's games. A pairing the sweeper failed or
     re-queued meanwhile is still done: its games are valid, and exactly one recording wins this update.
     """
     now = utc_now()
+    done = {"status": DONE, "finished_at": now, "lease_owner": None, "lease_expires_at": None, "error": None}
     statement = (
         update(Pairing)
         .where(col(Pairing.id) == pairing_id, col(Pairing.status) != DONE)
-        .values(status=DONE, finished_at=now, lease_owner=None, lease_expires_at=None, error=None)
+        .values(**done, play_seconds=play_seconds)
     )
     return session.exec(statement).rowcount == 1
 

@@ -48,15 +48,18 @@ class PlayedGame:
     replay_sha256: str
 
 
-def record_pairing(session: Session, *, pairing: Pairing, games: Sequence[PlayedGame]) -> bool:
-    """Writes `games` and marks `pairing` done in one transaction, which also deletes its games in
-    progress (store.live); False if it was already recorded.
+def record_pairing(
+    session: Session, *, pairing: Pairing, games: Sequence[PlayedGame], play_seconds: float | None = None
+) -> bool:
+    """Writes `games` and marks `pairing` done (with its cost, `Pairing.play_seconds`) in one
+    transaction, which also deletes its games in progress (store.live); False if it was already
+    recorded.
 
     Commits on success and rolls back otherwise; an integrity error that is not the duplicate
     guard (a missing bot, say) is raised.
     """
     try:
-        if not mark_done(session, pairing_id=pairing.id):
+        if not mark_done(session, pairing_id=pairing.id, play_seconds=play_seconds):
             session.rollback()
             return False
         session.add_all(

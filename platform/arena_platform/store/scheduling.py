@@ -25,16 +25,20 @@ from arena_platform.models import Bot, Ladder, Pairing
 from arena_platform.queue import PLAY_PAIRINGS, Enqueue
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
 from arena_platform.scheduling import Pairing as ChosenPairing
-from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
+from arena_platform.store.pairings import (
+    DONE,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    create_pairings,
+    task_size,
+)
 from arena_platform.store.ratings import lock_ladder, rating_estimates
 from arena_platform.store.sprt_tests import running_tests
 
 IN_FLIGHT_STATUSES = (QUEUED, RUNNING)
 QUARANTINE_FAILURES = 3  # failed pairings of one pair (each after max_attempts silent workers)
 SCHEDULE_ROUND = 32  # pairings booked at most per scheduling round (the in-flight cap binds first)
-# A round's pairings go out in messages of at most this many, each played as one batch, pairings
-# that share a bot together (`task_groups`): one block of the scheduler (SchedulePolicy.block).
-PAIRINGS_PER_TASK = 4
 # The ladder's own pairings: a challenge's (store.challenges) are outside its schedule, neither a
 # pair's debt paid nor in-flight room taken, rated or not.
 LADDERS_OWN = col(Pairing.challenge_id).is_(None)
@@ -45,25 +49,26 @@ def book_rounds(
 ) -> list[int]:
     """Books each ladder's next round (`schedule_round`) and sends its play messages; their ids.
 
-    The ladders' messages are sent in turn (one of each, then the next of each), so that on a busy
-    queue no ladder's first games wait behind another ladder's whole round. Called where a bot
-    arrives (an upload, a checkpoint), so that its urgent pairings are booked at once, not behind
-    the queue's messages, and by the workers after each task.
+    A ladder's messages carry its `task_size` (a slow ladder's one pairing each), and the ladders'
+    messages are sent in turn (one of each, then the next of each): on a busy queue no ladder's
+    first games wait behind another ladder's whole round, nor a worker's turn behind more than
+    about TASK_SECONDS of another ladder's play. Called where a bot arrives (an upload, a
+    checkpoint), so that its urgent pairings are booked at once, not behind the queue's messages,
+    by the workers after each task, and by the sweeper for a ladder with nothing in flight.
     """
-    rounds = []
+    booked, messages = [], []
     for ladder_id in ladder_ids:
         with open_session(engine) as db:
-            rounds.append(
-                schedule_round(
-                    db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=redelivery_seconds
-                )
+            pairings = schedule_round(
+                db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=redelivery_seconds
             )
-    messages = (task_messages(pairings, PAIRINGS_PER_TASK) for pairings in rounds)
+            booked += [pairing.id for pairing in pairings]
+            messages.append(task_messages(pairings, task_size(db, ladder_id=ladder_id)))
     for turn in itertools.zip_longest(*messages):
         for message in turn:
             if message is not None:
                 enqueue(PLAY_PAIRINGS, message)
-    return [pairing.id for pairings in rounds for pairing in pairings]
+    return booked
 
 
 def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:

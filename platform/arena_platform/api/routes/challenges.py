@@ -14,8 +14,9 @@ from arena_platform.api.deps import MAX_ID, CurrentUser, ServicesDep, SessionDep
 from arena_platform.api.errors import ApiError, documented, not_found
 from arena_platform.queue import PLAY_PAIRINGS
 from arena_platform.store import challenges
+from arena_platform.store.pairings import task_size
 from arena_platform.store.reads import ChallengeSummary, GameSummary
-from arena_platform.store.scheduling import PAIRINGS_PER_TASK, task_messages
+from arena_platform.store.scheduling import task_messages
 
 _log = logging.getLogger(__name__)
 
@@ -72,7 +73,8 @@ def create_challenge(
         raise ApiError(refusal.status, refusal.code, str(refusal), headers=headers) from None
     session.commit()
     try:
-        for message in task_messages(pairings, PAIRINGS_PER_TASK):
+        size = task_size(session, ladder_id=challenge.ladder_id)  # a slow ladder's: one pairing a task
+        for message in task_messages(pairings, size):
             services.enqueue(PLAY_PAIRINGS, message)
     except Exception:  # booked already: the next sweep sends what did not go out
         _log.exception("could not send the pairings of challenge %d", challenge.id)
