@@ -5,6 +5,7 @@ contracts."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from arena_platform.api import create_app
 from arena_platform.blobs import BlobStore
 from arena_platform.cli.serve import services
 from arena_platform.db import make_engine, migrate, session
-from arena_platform.models import Bot, GameRecord, PairCount, Pairing, Rating, RatingHistory
+from arena_platform.models import Bot, GameRecord, PairCount, Pairing, Rating, RatingHistory, WorkerBeat
 from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
 from arena_platform.settings import Settings
 from arena_platform.store import bots as bot_store
@@ -108,6 +109,33 @@ def test_the_embedded_worker_plays_a_ladder_of_house_bots_through_the_tasks(sett
         assert sum(weights.values()) == pytest.approx(1.0)
         zero = sum(weights[bot_id] * row.rating for bot_id, row in ratings.items())
         assert zero == pytest.approx(0.0, abs=1e-6)
+
+
+def test_with_several_processes_the_embedded_worker_plays_in_child_processes(settings, engine, blobs):
+    with session(engine) as db:
+        ladder = ensure_ladder(db, game="bobail", simulations=6, seed=4)
+        db.commit()
+    playing: set[int] = set()  # the pids of the processes that beat while the ladder played
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs, processes=2) as worker:
+        worker.enqueue(SCHEDULE_LADDER, ladder.id)
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            with session(engine) as db:
+                beats = db.exec(select(WorkerBeat.name).where(WorkerBeat.queues == "")).all()  # players'
+                playing |= {int(name.split("/")[1]) for name in beats}
+                if _introduced(db, ladder.id):
+                    break
+            assert time.monotonic() < deadline, "the ladder's introduction was not played"
+            time.sleep(0.2)
+    assert 1 <= len(playing) <= 2
+    assert os.getpid() not in playing  # played by the children, not here
+    with session(engine) as db:
+        assert db.exec(select(WorkerBeat).where(WorkerBeat.queues == "")).all() == []  # the children closed
+        games = db.exec(select(GameRecord)).all()
+        done = db.exec(select(Pairing).where(Pairing.status == "done")).all()
+        assert sorted((g.pairing_id, g.index) for g in games) == sorted(
+            (p.id, i) for p in done for i in (0, 1)
+        )
 
 
 def _players(blobs: BlobStore, record: GameRecord) -> tuple[str, ...]:

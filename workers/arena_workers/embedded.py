@@ -1,12 +1,15 @@
 """The in-process worker of the embedded default (`make demo`): the same tasks, no servers (ARCHITECTURE §5).
 
-A Celery worker with the solo pool runs in a daemon thread on the in-memory broker (`memory://`,
-shared by every Celery app of the process, so the API's client reaches it), as measured in §8:
-without heartbeats, mingle and gossip, and without touching stdout or the root logger. A second
-daemon thread sweeps every heartbeat (`arena_workers.sweeper`); its first sweep resends every
-queued pairing, since the in-memory broker lost the messages of the last run. The API and this
-worker share one engine and one blob store. Tasks run one at a time, and Celery's time limits do
-not apply (the solo pool cannot enforce them). Where PyTorch (the `train` extra) is installed, the
+A Celery worker runs in a daemon thread on the in-memory broker (`memory://`, shared by every Celery
+app of the process, so the API's client reaches it), as measured in §8: without heartbeats, mingle
+and gossip, and without touching stdout or the root logger. A second daemon thread sweeps every
+heartbeat (`arena_workers.sweeper`); its first sweep resends every queued pairing, since the
+in-memory broker lost the messages of the last run. The API and this worker share one engine and
+one blob store. With one process (`arena serve`'s default) the worker's pool is solo: tasks run one
+at a time, in this process. With `processes` above one (`arena demo`: one per core) its pool is as
+many threads, and play messages are played in as many spawned child processes
+(`arena_workers.processes`), on the database and blob store the settings name. Celery's time
+limits do not apply (neither pool can enforce them). Where PyTorch (the `train` extra) is installed, the
 worker consumes the `training` queue too, and beats as a training worker: a session then trains in
 slices (`Settings.training_slice_seconds`) between which the matches queued meanwhile are played.
 (Two workers in one process do not work: Celery traces a process's tasks through one app, and one
@@ -30,6 +33,7 @@ from arena_platform.blobs import BlobStore
 from arena_platform.queue import DEFAULT_QUEUE, TRAINING_QUEUE
 from arena_platform.settings import Settings
 from arena_workers.celery_app import ArenaCelery, create_celery_app
+from arena_workers.processes import PlayProcesses
 from arena_workers.runner import WorkerContext
 from arena_workers.sweeper import Sweeper
 from arena_workers.training import WorkerBeater, training_available
@@ -42,9 +46,11 @@ STOP_TIMEOUT_SECONDS = 30.0  # how long `stop` waits for the running task to giv
 class EmbeddedWorker:
     """Start with `start()` (or `with`), send work with `enqueue`, end with `stop()`."""
 
-    def __init__(self, settings: Settings, *, engine: Engine, blobs: BlobStore) -> None:
+    def __init__(self, settings: Settings, *, engine: Engine, blobs: BlobStore, processes: int = 1) -> None:
         if not settings.embedded_worker:
             raise ValueError(f"the embedded worker runs on the in-memory broker, not {settings.broker_url}")
+        if processes < 1:
+            raise ValueError(f"the embedded worker plays in at least one process, not {processes}")
         self.context = WorkerContext(
             settings=settings,
             engine=engine,
@@ -52,6 +58,8 @@ class EmbeddedWorker:
             enqueue=self.enqueue,
             waiting_pairings=self.waiting_pairings,
         )
+        self._processes = processes
+        self._players: PlayProcesses | None = None  # started with the worker when processes > 1
         self.app: ArenaCelery = create_celery_app(settings, context=self.context)
         self.app.conf.worker_hijack_root_logger = False
         self._queues = [DEFAULT_QUEUE]
@@ -68,11 +76,14 @@ class EmbeddedWorker:
         on the same model hosts, which serve one caller at a time)."""
         if self._thread is not None:
             raise RuntimeError("this embedded worker is already started")
+        if self._processes > 1:
+            self._players = PlayProcesses(self.context.settings, self._processes, self.enqueue)
+            self.context.play_elsewhere = self._players.play
         with warnings.catch_warnings():  # as root (a container): the broker carries JSON, never pickles
             warnings.simplefilter("ignore", SecurityWarning)
             self._worker = self.app.Worker(
-                pool="solo",
-                concurrency=1,
+                pool="solo" if self._players is None else "threads",
+                concurrency=self._processes,
                 queues=self._queues,
                 without_heartbeat=True,
                 without_mingle=True,
@@ -96,9 +107,11 @@ class EmbeddedWorker:
         return self.app.waiting_pairings()
 
     def stop(self) -> None:
-        """Stops the batch being played (its pairings go back to the queue), both threads, and then
-        the model hosts."""
+        """Stops the batches being played (their pairings go back to the queue), both threads, the
+        play processes, and then the model hosts."""
         self.context.stopping.set()
+        if self._players is not None:
+            self._players.stopping.set()
         self._sweeper.stop()
         if self._beater is not None:
             self._beater.stop()
@@ -108,6 +121,8 @@ class EmbeddedWorker:
             self._thread.join(STOP_TIMEOUT_SECONDS)
             if self._thread.is_alive():
                 log.warning("%s did not stop within %s s", self._thread.name, STOP_TIMEOUT_SECONDS)
+        if self._players is not None:
+            self._players.close()
         self.context.close()
 
     def __enter__(self) -> EmbeddedWorker:

@@ -98,7 +98,9 @@ class WorkerContext:
     """What the tasks of one worker process share. `enqueue` sends a task by name with id arguments.
 
     `waiting_pairings` names the pairings of the messages waiting in the play queue (it answers
-    None, or is None, where the broker cannot tell). `stopping` is set when the worker shuts down:
+    None, or is None, where the broker cannot tell). `play_elsewhere`, where set, plays this
+    process's play messages in other processes (the embedded worker's, `arena_workers.processes`);
+    `play_task` uses it. `stopping` is set when the worker shuts down:
     the batch being played stops before its next round and gives its pairings back. `beat` is this
     process's heartbeat, started by its first claim (`new_owner`).
     """
@@ -108,6 +110,7 @@ class WorkerContext:
     blobs: BlobStore
     enqueue: Enqueue
     waiting_pairings: Callable[[], set[int] | None] | None = None
+    play_elsewhere: Callable[[list[int]], list[PairingOutcome]] | None = None
     models: ModelCache = field(init=False)
     beat: ProcessBeat = field(init=False)
     stopping: threading.Event = field(init=False, default_factory=threading.Event)
@@ -256,6 +259,14 @@ RECORDED, ALREADY_RECORDED, NOT_CLAIMED, GIVEN_BACK = (
     "not_claimed",
     "given_back",
 )
+
+
+def play_task(context: WorkerContext, pairing_ids: Iterable[int]) -> list[PairingOutcome]:
+    """A play message's body: `play_pairings` in this process, or where `context.play_elsewhere`
+    plays it."""
+    if context.play_elsewhere is not None:
+        return context.play_elsewhere(list(pairing_ids))
+    return play_pairings(context, pairing_ids)
 
 
 def play_pairings(context: WorkerContext, pairing_ids: Iterable[int]) -> list[PairingOutcome]:

@@ -109,12 +109,12 @@ def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
 
 @arena_task(PLAY_PAIRING)
 def play_pairing(context: WorkerContext, pairing_id: int) -> list[list[Any]]:
-    return _statuses(runner.play_pairings(context, [pairing_id]))
+    return _statuses(runner.play_task(context, [pairing_id]))
 
 
 @arena_task(PLAY_PAIRINGS)
 def play_pairings(context: WorkerContext, pairing_ids: list[int]) -> list[list[Any]]:
-    return _statuses(runner.play_pairings(context, pairing_ids))
+    return _statuses(runner.play_task(context, pairing_ids))
 
 
 @arena_task(REFIT)

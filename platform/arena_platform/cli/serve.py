@@ -1,6 +1,6 @@
 """`arena serve` (the API, the web pages and, on the embedded default, an in-process worker) and
-`arena demo` (the same, with the zoo's trained bots loaded into a Bobail, a Pente and a Spring 2021
-ladder and their tournament running, with a progress bar in the terminal)."""
+`arena demo` (the same, with the zoo's trained bots loaded into the ladders of DEMO_GAMES and their
+tournament running in one worker process per core, with a progress bar in the terminal)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,9 @@ class Services:
 
 
 @contextlib.contextmanager
-def services(settings: Settings) -> Iterator[Services]:
-    """Migrated database, blob store, and an in-process worker when the broker is the embedded one."""
+def services(settings: Settings, *, processes: int = 1) -> Iterator[Services]:
+    """Migrated database, blob store, and an in-process worker when the broker is the embedded one,
+    playing in `processes` processes (arena_workers.embedded)."""
     engine = make_engine(settings.resolved_database_url)
     migrate(engine)
     blobs = BlobStore(settings.resolved_blob_url)
@@ -61,7 +62,7 @@ def services(settings: Settings) -> Iterator[Services]:
         return
     from arena_workers.embedded import EmbeddedWorker  # the CLI is the one place that wires workers in
 
-    with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
+    with EmbeddedWorker(settings, engine=engine, blobs=blobs, processes=processes) as worker:
         yield Services(settings, engine, blobs, worker.enqueue)
 
 
@@ -88,10 +89,14 @@ def _run_serve(_: argparse.Namespace) -> int:
 
 
 def _run_demo(_: argparse.Namespace) -> int:
+    from arena_workers.processes import available_cores
+
     settings = _settings()
     count = sum(len(list((ZOO / game).glob("*.onnx"))) for game in DEMO_GAMES)
     print(f"Arena demo: loading the zoo's {count} bots (each new one validated as an upload is)", flush=True)
-    with services(settings) as running:
+    cores = available_cores()
+    print(f"its games are played in {cores} worker processes, one per core", flush=True)
+    with services(settings, processes=cores) as running:
         ladders = [load_zoo_ladder(running, game) for game in DEMO_GAMES]
         running.enqueue(SCHEDULE_LADDER, *(ladder.id for ladder in ladders))  # their games in turn
         threading.Thread(target=_show_progress, args=(running.engine, ladders), daemon=True).start()

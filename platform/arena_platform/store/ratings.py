@@ -15,7 +15,7 @@ ratings into the leaderboard's ready rows (LeaderboardRow) in the refit's own tr
 from __future__ import annotations
 
 import numpy as np
-from sqlalchemy import delete, func, insert
+from sqlalchemy import delete, func, insert, update
 from sqlmodel import Session, col, select
 
 from arena_platform.db import plain_rows
@@ -34,9 +34,13 @@ def lock_ladder(session: Session, *, ladder_id: int) -> Ladder:
     """The ladder, locked until the transaction ends (PostgreSQL: SELECT ... FOR NO KEY UPDATE).
 
     Serialises the read-modify-write rounds of one ladder (refits, scheduling rounds) across workers,
-    without blocking the inserts that merely refer to the ladder (games being recorded). SQLite
-    ignores the lock; the embedded worker runs one task at a time.
+    without blocking the inserts that merely refer to the ladder (games being recorded). SQLite has
+    no row locks: there a write that changes nothing takes the database's write lock first (the
+    embedded worker's play processes book rounds at once too), so that two rounds cannot both read
+    the same tables, nor fail when the second upgrades its read to a write.
     """
+    if session.get_bind().dialect.name == "sqlite":
+        session.exec(update(Ladder).where(col(Ladder.id) == ladder_id).values(seed=col(Ladder.seed)))
     locked = select(Ladder).where(col(Ladder.id) == ladder_id).with_for_update(key_share=True)
     ladder = session.exec(locked).first()
     if ladder is None:
