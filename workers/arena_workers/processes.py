@@ -79,12 +79,17 @@ class PlayProcesses:
         self._forwarder.join()
 
     def _new_executor(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
+        """A pool whose children start now, each with a trivial call: a child spends seconds
+        importing the workers' code, and spends them before the first message, not after it."""
+        executor = ProcessPoolExecutor(
             self._count,
             mp_context=self._spawn,
             initializer=_start_child,
             initargs=(self._settings, self.stopping, self._outbox),
         )
+        for _ in range(self._count):
+            executor.submit(os.getpid)
+        return executor
 
     def _forward(self) -> None:
         while (message := self._outbox.get()) is not None:
