@@ -50,6 +50,7 @@ bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/ratings.py
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/platform_load.py  # needs PostgreSQL and Redis, as CI has
+	$(BIN)/python bench/first_hour.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -18,8 +18,11 @@ shared its cores).
 
     .venv/bin/python bench/first_hour.py [--quick]
 
-`--quick` (the CI smoke run, well under a minute): Bobail only, at 8 simulations per move, with an
-SPRT of wide hypotheses (a verdict in a few pairs).
+`--quick` (the CI smoke run, under a minute): Bobail only, at 8 simulations per move, with an SPRT
+of wide hypotheses (a verdict in a few pairs) and a sweep every 2 s.
+
+The first ratings come from the sweeper's refit (every heartbeat, 30 s by default): the refit
+messages the play processes send wait behind the play messages in the embedded worker's queue.
 """
 
 from __future__ import annotations
@@ -76,7 +79,14 @@ class Plan:
 FULL = Plan(DEMO_GAMES, Settings(), timeouts_s=(2 * RATED_TARGET_S, 1.5 * VERDICT_TARGET_S))
 QUICK = Plan(
     ("bobail",),
-    Settings(ladder_simulations=8, sprt_elo1=400.0, sprt_alpha=0.2, sprt_beta=0.2),
+    Settings(
+        ladder_simulations=8,
+        sprt_elo1=400.0,
+        sprt_alpha=0.2,
+        sprt_beta=0.2,
+        heartbeat_seconds=2,  # the sweeper's refits: the first rating after seconds, not half a minute
+        lease_seconds=60,
+    ),
     timeouts_s=(120.0, 120.0),
 )
 

@@ -127,3 +127,12 @@ def test_actor_critic_prints_its_training_speed_against_the_seeds():
     out = run_quick("actor_critic.py")
     assert "compiled/seed 1 process (276/s): " in out
     assert "compiled/seed 8 processes (455/s): " in out
+
+
+def test_first_hour_prints_each_target_beside_its_figure_and_the_load():
+    out = run_quick("first_hour.py")
+    assert "1. rated games, from the start:" in out
+    assert "2. a new upload's first game, from its upload:" in out
+    assert "3. a new version's SPRT" in out
+    assert out.count("(target ") == 3  # one ladder in the quick run: one figure per target
+    assert "load average" in out
