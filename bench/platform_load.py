@@ -17,8 +17,8 @@ Each part runs in a database of its own, dropped afterwards; Redis database 12 i
     .venv/bin/python bench/platform_load.py [--seconds 40] [--bots 1000] [--games 1000000]
         [--skip-throughput] [--cache-seconds 1.0] [--quick]
 
-`--quick` (the CI smoke run, well under a minute): windows of 2 s after a 2 s warm-up in the order
-1, 2 workers only, 100 bots and 20,000 games, one refit, 2 s of load from 10 clients.
+`--quick` (the CI smoke run, well under a minute): windows of 1 s after a 1 s warm-up in the order
+1, 2 workers only, 100 bots and 5,000 games, one refit, 1 s of load from 10 clients.
 
 (Not `bench/platform.py`: run as a script, that file would shadow the standard library's
 `platform` module for everything it imports.)
@@ -101,7 +101,7 @@ class Plan:
 
 
 FULL = Plan(40.0, WARMUP_S, (1, 2, 2, 1), 1000, 1_000_000, REFITS, CLIENTS, LOAD_SECONDS)
-QUICK = Plan(2.0, 2.0, (1, 2), 100, 20_000, 1, 10, 2.0)
+QUICK = Plan(1.0, 1.0, (1, 2), 100, 5_000, 1, 10, 1.0)
 
 
 def games_per_hour(workers: int, seconds: float, warmup: float = WARMUP_S) -> np.ndarray:
