@@ -40,9 +40,9 @@ from arena_games.csb import encoding
 from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder
 from arena_platform.store.ladders import ensure_ladder
-from arena_platform.store.pairings import create_pairings
+from arena_platform.store.pairings import PAIRINGS_PER_TASK, create_pairings
 from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers.context import WorkerContext
 
 ZOO = Path(__file__).resolve().parent.parent / "bots" / "zoo" / "csb"
 STAND_IN_LAYERS, STAND_IN_WIDTH = 3, 64
@@ -182,18 +182,16 @@ def racer_ladder(context: WorkerContext, count: int) -> list[int]:
 def play(context: WorkerContext, bot_ids: list[int], tasks: int) -> LadderRun:
     """`tasks` task messages of PAIRINGS_PER_TASK pairings among `bot_ids`, played one after another."""
     meters = metered_models(context)
-    pairs = itertools.islice(
-        itertools.cycle(itertools.combinations(bot_ids, 2)), tasks * runner.PAIRINGS_PER_TASK
-    )
+    pairs = itertools.islice(itertools.cycle(itertools.combinations(bot_ids, 2)), tasks * PAIRINGS_PER_TASK)
     with session(context.engine) as db:
         ladder = db.get(Ladder, db.get(Bot, bot_ids[0]).ladder_id)
         pairings = create_pairings(db, ladder=ladder, pairs=list(pairs), redelivery_seconds=600)
         db.commit()
         ids = [pairing.id for pairing in pairings]
     seconds = 0.0
-    for start in range(0, len(ids), runner.PAIRINGS_PER_TASK):
+    for start in range(0, len(ids), PAIRINGS_PER_TASK):
         began = time.perf_counter()
-        runner.play_pairings(context, ids[start : start + runner.PAIRINGS_PER_TASK])
+        runner.play_pairings(context, ids[start : start + PAIRINGS_PER_TASK])
         seconds += time.perf_counter() - began
     with session(context.engine) as db:
         games, turns = db.exec(
@@ -240,7 +238,7 @@ def main() -> None:
     ort_rate = onnx_runtime_rate(models[0], batch, 0.5 if args.quick else 2.0)
     print(
         f"DQN greedy play in a worker (runner.play_pairings in process, SQLite): CSB, "
-        f"{len(models) * copies} bots of {described}, {runner.PAIRINGS_PER_TASK} pairings per task"
+        f"{len(models) * copies} bots of {described}, {PAIRINGS_PER_TASK} pairings per task"
     )
     print(
         f"  DQN ladder: {dqn.games} games, {dqn.turns} turns in {dqn.seconds:.1f} s: "

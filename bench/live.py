@@ -33,6 +33,7 @@ from arena_platform.models import Bot, Ladder, Pairing
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import create_pairings
 from arena_workers import live, runner
+from arena_workers.context import WorkerContext
 
 SECOND_UCT = "uct-2"  # a second uct house bot: two searchers make long games
 VARIANTS = {"no writes": None, "every 0.5 s (default)": 0.5, "every round": 0.0}  # -> live_seconds
@@ -80,7 +81,7 @@ class NoWriter:
         pass
 
 
-def play_round(context: runner.WorkerContext, ladder: Ladder, pairings: int) -> Callable[[], None]:
+def play_round(context: WorkerContext, ladder: Ladder, pairings: int) -> Callable[[], None]:
     """A fresh batch of `pairings` queued pairings, seeds 1..pairings; a function that plays it."""
     with session(context.engine) as db:
         house = {bot.name: bot.id for bot in db.exec(select(Bot).where(Bot.ladder_id == ladder.id))}

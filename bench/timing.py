@@ -19,7 +19,7 @@ from arena_games.spring2021 import GAME as SPRING
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate
 from arena_platform.settings import Settings
-from arena_workers.runner import WorkerContext
+from arena_workers.context import WorkerContext
 
 
 def moves_per_second(play: Callable[[], int], seconds: float) -> float:
@@ -70,7 +70,7 @@ def temporary_worker(enqueue: Callable[..., None]) -> Iterator[WorkerContext]:
 
 
 def metered_models(context: Any) -> list[MeteredBackend]:
-    """Wraps every model host a worker context (`arena_workers.runner.WorkerContext`) gets from now
+    """Wraps every model host a worker context (`arena_workers.context.WorkerContext`) gets from now
     on to count its calls; the list fills as hosts are got."""
     meters: list[MeteredBackend] = []
     plain_get = context.models.get

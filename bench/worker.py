@@ -49,10 +49,11 @@ from arena_bots.runtime import InProcessSession
 from arena_games.bobail import GAME as BOBAIL
 from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord
+from arena_platform.queue import PLAY_PAIRINGS
 from arena_platform.store.ladders import ensure_ladder
-from arena_platform.store.pairings import DONE, create_pairings
-from arena_workers import runner
-from arena_workers.runner import PLAY_PAIRINGS, WorkerContext
+from arena_platform.store.pairings import DONE, PAIRINGS_PER_TASK, create_pairings
+from arena_workers import ladders, runner
+from arena_workers.context import WorkerContext
 
 ZOO = Path(__file__).resolve().parent.parent / "bots" / "zoo" / "bobail"
 CHECKPOINTS = ("az-bobail-early", "az-bobail-middle", "az-bobail-final")
@@ -119,7 +120,7 @@ def play_tasks(context: WorkerContext, sent: list[tuple], ladder_id: int, tasks:
     played = pairings = 0
     seconds = 0.0
     while played < tasks:
-        runner.schedule_ladder(context, ladder_id)
+        ladders.schedule_ladder(context, ladder_id)
         messages = [args[0] for name, *args in sent if name == PLAY_PAIRINGS]
         sent.clear()
         if not messages:
@@ -181,7 +182,7 @@ def main() -> None:
     ort_session.close()
     print(
         f"worker (runner.play_pairings in process, SQLite): Bobail zoo bots (4x32), {simulations} sims, "
-        f"{len(CHECKPOINTS) * args.copies} bots, {runner.PAIRINGS_PER_TASK} pairings per task"
+        f"{len(CHECKPOINTS) * args.copies} bots, {PAIRINGS_PER_TASK} pairings per task"
     )
     print(
         f"  {run.tasks} tasks, {run.pairings} pairings, {run.moves} moves in {run.seconds:.1f} s; "

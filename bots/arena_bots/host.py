@@ -22,7 +22,7 @@ bad memory access or illegal instruction in ONNX Runtime (the kernel's SIGSEGV, 
 SIGFPE, SIGSYS, SIGTRAP), an abort() (SIGABRT), its rlimits (SIGXCPU; RLIMIT_AS only fails
 allocations, which ONNX Runtime reports as an error) or an exit of the interpreter. Such a death
 is "unknown": the same signal can be sent from outside, so the caller tries a fresh host on the
-same positions and blames the model only if that one dies too (arena_workers.runner.ServedModel).
+same positions and blames the model only if that one dies too (arena_workers.model_cache.ServedModel).
 Any other signal (SIGKILL, SIGTERM, SIGINT, SIGHUP, ...) came from outside, from an operator, a
 supervisor or the OOM killer, and is the platform's: never the bot's loss, at start or in a call.
 (The hard CPU limit's SIGKILL never ends a child: SIGXCPU, at the soft limit, ends it first.)

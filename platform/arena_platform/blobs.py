@@ -4,7 +4,7 @@ The root is a local folder (the embedded default) or any fsspec URL (s3://bucket
 Writes are idempotent (the same bytes have the same key) and atomic (a temporary name, then a
 move), so a crash never leaves a half-written blob under a real key. Reads verify the hash. Only
 training sessions' resume points are ever deleted: one a save superseded, or an ended session's
-(arena_workers.runner.discard_state).
+(arena_workers.sweeper.discard_state).
 """
 
 from __future__ import annotations

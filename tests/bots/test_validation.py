@@ -995,7 +995,7 @@ def _signal_all(pids: list[int], number: int) -> None:
 def test_speed_is_judged_at_the_batch_and_under_the_timeout_that_matches_use() -> None:
     from arena_bots.host import HostLimits
     from arena_platform.settings import Settings
-    from arena_workers.runner import PAIRINGS_PER_TASK
+    from arena_platform.store.pairings import PAIRINGS_PER_TASK
 
     assert PAIRINGS_PER_TASK * Settings().games_per_pairing <= WORKER_BATCH
     assert DEFAULT_LIMITS.host_call_timeout_s == HostLimits().call_timeout_s

@@ -39,7 +39,7 @@ from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import pairing_seed
 from arena_platform.store.ratings import fit_ladder, refit_ladder
 from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers.context import WorkerContext
 
 WORKER_SETTINGS = {"lease_seconds": 3, "heartbeat_seconds": 1, "task_time_limit_seconds": 60}
 TIMEOUT_S = 45.0

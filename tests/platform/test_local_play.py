@@ -31,7 +31,7 @@ from arena_platform.store import pairings as pairing_store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
 from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers.context import WorkerContext
 
 ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "bobail"
 FINAL, EARLY = ZOO / "az-bobail-final.onnx", ZOO / "az-bobail-early.onnx"

@@ -20,7 +20,7 @@ from arena_platform.store import bots, challenges, users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.scheduling import ladder_state
 from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers.context import WorkerContext
 
 LIMITS = challenges.Limits(max_pairs=10, open=1, per_day=1)
 

@@ -24,8 +24,8 @@ from arena_platform.store import pairings as store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder
-from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers import ladders, runner
+from arena_workers.context import WorkerContext
 
 GAME = get_game("csb")
 
@@ -66,7 +66,7 @@ def test_network_bots_play_the_csb_house_bots_and_ratings_are_anchored(
         ids = [pairing.id for pairing in pairings]
     outcomes = runner.play_pairings(context, ids)
     assert [outcome.status for outcome in outcomes] == ["recorded"] * len(ids)
-    assert runner.refit(context, ladder.id)
+    assert ladders.refit(context, ladder.id)
     with session(engine) as db:
         games = db.exec(select(GameRecord)).all()
         assert len(games) == 2 * len(ids)

@@ -32,8 +32,8 @@ from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.ratings import fit_ladder
 from arena_workers import tasks
 from arena_workers.celery_app import celery_config, create_celery_app
+from arena_workers.context import REFIT, SWEEP
 from arena_workers.embedded import EmbeddedWorker
-from arena_workers.runner import REFIT, SWEEP
 from arena_workers.tasks import TASKS, TaskFailed
 
 TIMEOUT_S = 60.0

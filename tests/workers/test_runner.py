@@ -41,7 +41,7 @@ from arena_platform.models import (
     RatingHistory,
     utc_now,
 )
-from arena_platform.queue import SCHEDULE_LADDER
+from arena_platform.queue import PLAY_PAIRINGS, SCHEDULE_LADDER
 from arena_platform.scheduling import SchedulePolicy
 from arena_platform.settings import Settings
 from arena_platform.store import bots as bot_store
@@ -50,12 +50,15 @@ from arena_platform.store import pairings as store
 from arena_platform.store import training as training_store
 from arena_platform.store import users
 from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.pairings import PAIRINGS_PER_TASK
 from arena_platform.store.ratings import fit_ladder, refit_ladder
 from arena_platform.store.results import PlayedGame, record_pairing, recount_pairs
 from arena_platform.store.scheduling import QUARANTINE_FAILURES, ladder_state
-from arena_workers import runner
+from arena_workers import ladders, model_cache, runner
+from arena_workers import leases as leases_module
 from arena_workers import sweeper as sweeper_module
-from arena_workers.runner import PLAY_PAIRINGS, REFIT, LeaseKeeper, WorkerContext
+from arena_workers.context import REFIT, WorkerContext
+from arena_workers.leases import LeaseKeeper
 from arena_workers.sweeper import Sweeper
 
 LEASE = 60  # seconds; tests that need time to pass move `now` instead of sleeping
@@ -238,13 +241,13 @@ def test_what_a_sweep_took_back_but_could_not_send_is_sent_by_the_next_one(
 
     context.enqueue = broker_away
     with pytest.raises(ConnectionError):
-        runner.sweep(context)
+        sweeper_module.sweep(context)
     assert [_pairing(context.engine, pairing_id).lease_expires_at for pairing_id in ids] == [None, None]
     context.enqueue = lambda name, *args: enqueued.append((name, *args))
-    assert runner.sweep(context).resent == ids  # no message out: sent, whatever the queue holds
+    assert sweeper_module.sweep(context).resent == ids  # no message out: sent, whatever the queue holds
     assert _played(enqueued) == [ids]  # in one block
     enqueued.clear()
-    runner.sweep(context)
+    sweeper_module.sweep(context)
     assert _played(enqueued) == []  # sent once
 
 
@@ -260,10 +263,10 @@ def test_resent_pairings_go_in_blocks_an_isolated_one_alone_and_a_waiting_one_no
         db.exec(update(Pairing).where(col(Pairing.id) == ids[5]).values(isolated=True))
         db.commit()
     context.waiting_pairings = lambda: {ids[0]}  # its message waits in the queue
-    runner.sweep(context)
+    sweeper_module.sweep(context)
     assert _played(enqueued) == [ids[1:5], ids[5:]]
     enqueued.clear()
-    runner.sweep(context)
+    sweeper_module.sweep(context)
     assert _played(enqueued) == []  # each resent once: due again a lease later
 
 
@@ -299,7 +302,7 @@ def test_a_renewal_that_finds_its_pairing_recorded_by_its_holder_has_not_lost_it
         db.commit()
         return store.renew_lease(db, pairing_id=pairing_id, owner=owner, lease_seconds=lease_seconds)
 
-    monkeypatch.setattr(runner, "renew_lease", recorded_meanwhile)
+    monkeypatch.setattr(leases_module, "renew_lease", recorded_meanwhile)
     with leases:
         time.sleep(1.5)  # a heartbeat
     assert leases.lost == set()
@@ -462,8 +465,8 @@ def test_an_error_while_playing_gives_the_claims_back_charged_only_when_played_a
 
 def test_refits_cover_every_game_once_and_skip_when_nothing_is_new(context, new_pairings, ladder):
     runner.play_pairings(context, new_pairings(3))
-    assert runner.refit(context, ladder.id)
-    assert not runner.refit(context, ladder.id)
+    assert ladders.refit(context, ladder.id)
+    assert not ladders.refit(context, ladder.id)
     with session(context.engine) as db:
         ratings = {row.bot_id: row for row in db.exec(select(Rating))}
         random, uct = _house_bots(db, ladder.id)
@@ -487,29 +490,29 @@ def test_refits_cover_every_game_once_and_skip_when_nothing_is_new(context, new_
 
 def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(context, ladder, enqueued):
     _measured(context.engine, ladder, seconds=1.0)  # a fast ladder: tasks of a whole block
-    booked = runner.schedule_ladder(context, ladder.id)
-    cap, size = SchedulePolicy().max_in_flight, runner.PAIRINGS_PER_TASK
+    booked = ladders.schedule_ladder(context, ladder.id)
+    cap, size = SchedulePolicy().max_in_flight, PAIRINGS_PER_TASK
     assert size == SchedulePolicy().block  # a task carries one block: both bots batch its games
     assert len(booked) == cap  # the house bots' two introduction pairings, then blocks of their pair
     assert enqueued == [(PLAY_PAIRINGS, booked[start : start + size]) for start in range(0, cap, size)]
-    assert runner.schedule_ladder(context, ladder.id) == []  # both bots are at the in-flight cap
+    assert ladders.schedule_ladder(context, ladder.id) == []  # both bots are at the in-flight cap
     with session(context.engine) as db:
         seeds = [db.get(Pairing, pairing_id).seed for pairing_id in booked]
     assert seeds == [store.pairing_seed(ladder.seed, pairing_id) for pairing_id in booked]
     runner.play_pairings(context, booked)
-    assert len(runner.schedule_ladder(context, ladder.id)) == cap  # the ladder goes on
+    assert len(ladders.schedule_ladder(context, ladder.id)) == cap  # the ladder goes on
 
 
 def test_a_round_of_several_ladders_sends_their_messages_in_turn(context, ladder, enqueued, engine: Engine):
     with session(engine) as db:
         other = ensure_ladder(db, game="pente", simulations=4).id
         db.commit()
-    booked = runner.schedule_ladder(context, ladder.id, other)
+    booked = ladders.schedule_ladder(context, ladder.id, other)
     cap = SchedulePolicy().max_in_flight
     assert len(booked) == 2 * cap  # each ladder of two house bots: both at their cap
     with session(engine) as db:
-        ladders = [db.get(Pairing, message[1][0]).ladder_id for message in enqueued]
-    assert ladders == [ladder.id, other] * cap  # unmeasured: one pairing a message; not one ladder first
+        ladder_ids = [db.get(Pairing, message[1][0]).ladder_id for message in enqueued]
+    assert ladder_ids == [ladder.id, other] * cap  # unmeasured: one pairing a message; not one ladder first
 
 
 def _measured(engine: Engine, ladder: Ladder, seconds: float, count: int = 2) -> None:
@@ -552,7 +555,7 @@ def test_a_slow_ladder_does_not_block_a_fast_one(context, ladder, enqueued, engi
         db.commit()
     _measured(engine, ladder, seconds=4 * store.TASK_SECONDS)
     _measured(engine, fast, seconds=1.0)
-    runner.schedule_ladder(context, ladder.id, fast.id)
+    ladders.schedule_ladder(context, ladder.id, fast.id)
     with session(engine) as db:
         messages = [(db.get(Pairing, ids[0]).ladder_id, len(ids)) for _, ids in enqueued]
     assert messages[:4] == [(ladder.id, 1), (fast.id, 4), (ladder.id, 1), (fast.id, 4)]
@@ -566,11 +569,11 @@ def test_a_slow_ladder_does_not_block_a_fast_one(context, ladder, enqueued, engi
 def test_a_newcomer_is_booked_ahead_of_the_round_in_progress_and_played_by_the_next_task(
     context, ladder, enqueued, engine: Engine, onnx_bot
 ):
-    runner.schedule_ladder(context, ladder.id)  # the house bots' round: both at their in-flight cap
+    ladders.schedule_ladder(context, ladder.id)  # the house bots' round: both at their in-flight cap
     (_, round_message), *_ = enqueued
     newcomer = _network_bot(engine, context, ladder, onnx_bot(), "newcomer")
     enqueued.clear()
-    booked = runner.schedule_ladder(context, ladder.id)  # the upload's round (the API books it so)
+    booked = ladders.schedule_ladder(context, ladder.id)  # the upload's round (the API books it so)
     with session(engine) as db:
         introduction = [db.get(Pairing, pairing_id) for pairing_id in booked]
     assert len(introduction) == 2 * SchedulePolicy().house_pairings  # not held back by the house bots' cap
@@ -593,12 +596,12 @@ def test_a_newcomer_is_booked_ahead_of_the_round_in_progress_and_played_by_the_n
 def test_a_task_of_urgent_pairings_plays_its_own_and_a_spent_one_the_oldest_urgent_ones(
     context, ladder, enqueued, engine: Engine, onnx_bot
 ):
-    runner.schedule_ladder(context, ladder.id)
+    ladders.schedule_ladder(context, ladder.id)
     first_messages = []  # each newcomer's first message, booked when it arrived
     for name in ("first", "second"):
         _network_bot(engine, context, ladder, onnx_bot(), name)
         enqueued.clear()
-        runner.schedule_ladder(context, ladder.id)
+        ladders.schedule_ladder(context, ladder.id)
         first_messages.append(enqueued[0][1])
     first_message, second_message = first_messages
     outcomes = runner.play_pairings(context, second_message)  # urgent itself: plays its own, not older ones
@@ -633,13 +636,13 @@ def test_the_sweeper_resends_lost_pairings_refits_and_books_lost_rounds_itself(
         db.exec(update(Pairing).where(col(Pairing.id) == lost).values(lease_expires_at=utc_now()))
         db.commit()
     enqueued.clear()
-    swept = runner.sweep(context)
+    swept = sweeper_module.sweep(context)
     assert swept == store.Sweep(requeued=[], failed=[], resent=[lost])
     assert enqueued == [(PLAY_PAIRINGS, [lost])]  # the ladder is not stalled: one pairing queued
-    assert not runner.refit(context, ladder.id)  # the sweep refitted it, not a message in the queue
+    assert not ladders.refit(context, ladder.id)  # the sweep refitted it, not a message in the queue
     runner.play_pairings(context, [lost])
     enqueued.clear()
-    runner.sweep(context)  # played, nothing in flight: a lost round, booked by the sweep
+    sweeper_module.sweep(context)  # played, nothing in flight: a lost round, booked by the sweep
     assert [name for name, *_ in enqueued] == [PLAY_PAIRINGS] * len(enqueued)
     assert enqueued
     with session(context.engine) as db:
@@ -670,7 +673,7 @@ def network_bots(engine: Engine, ladder: Ladder, context: WorkerContext, onnx_bo
 def test_more_network_bots_than_the_model_cache_holds_play_without_a_forfeit(
     context, engine, ladder, network_bots
 ):
-    context.models = runner.ModelCache(context.blobs, capacity=2)  # a batch of six models
+    context.models = model_cache.ModelCache(context.blobs, capacity=2)  # a batch of six models
     with session(engine) as db:
         pairings = store.create_pairings(
             db, ladder=ladder, pairs=list(itertools.pairwise(network_bots))[::2], redelivery_seconds=LEASE
@@ -703,7 +706,7 @@ def test_model_hosts_killed_from_outside_cost_no_game_and_change_no_result(
         for result in play_many(batch.game, batch.setups)
     }
     context.models.close()
-    context.models = runner.ModelCache(context.blobs)  # every host starts afresh
+    context.models = model_cache.ModelCache(context.blobs)  # every host starts afresh
     spawns, calls = _kill_hosts(monkeypatch, at_spawns={2}, at_calls={10, 20, 21})
     rounds = [[o.status for o in runner.play_pairings(context, ids)] for _ in range(2)]
     assert rounds == [["given_back"] * 3, ["recorded"] * 3]
@@ -785,9 +788,9 @@ class _FakeModels:
         self.discarded.append(self.hosts.pop(0))
 
 
-def _served(*hosts: _FakeHost) -> tuple[runner.ServedModel, _FakeModels]:
+def _served(*hosts: _FakeHost) -> tuple[model_cache.ServedModel, _FakeModels]:
     models = _FakeModels(*hosts)
-    return runner.ServedModel(models, "f" * 64), models
+    return model_cache.ServedModel(models, "f" * 64), models
 
 
 KILLED = ModelFault("host_died", "the model host was killed by SIGKILL from outside", blame="platform")
@@ -858,9 +861,9 @@ def test_the_sweep_takes_back_at_once_the_pairings_of_a_process_whose_heartbeat_
         db.exec(update(training_store.WorkerBeat).values(last_seen=three_beats_ago))
         db.commit()
     assert _claim(context.engine, silent, "elsewhere/7/0123456789ab/claim")  # live for a minute yet
-    assert _claim(context.engine, beating, runner.new_owner(context))  # this process beats
-    assert runner.sweep(context).requeued == []  # the sweeper has not watched the beats long enough
-    assert runner.sweep(context, detect_deaths=True).requeued == [silent]
+    assert _claim(context.engine, beating, leases_module.new_owner(context))  # this process beats
+    assert sweeper_module.sweep(context).requeued == []  # the sweeper has not watched the beats long enough
+    assert sweeper_module.sweep(context, detect_deaths=True).requeued == [silent]
     assert (PLAY_PAIRINGS, [silent]) in enqueued
     assert _pairing(context.engine, beating).status == "running"
 
@@ -955,6 +958,6 @@ def test_the_sweeper_deletes_the_games_in_progress_of_a_claim_given_back(context
         store.release_pairing(
             db, pairing_id=pairing_id, owner="gone/1", error="shutdown", max_attempts=2, charge=False
         )
-    runner.sweep(context)
+    sweeper_module.sweep(context)
     with session(context.engine) as db:
         assert db.exec(select(func.count()).select_from(LiveGame)).one() == 0

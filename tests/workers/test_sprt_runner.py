@@ -17,8 +17,8 @@ from arena_platform.scheduling import SchedulePolicy
 from arena_platform.settings import Settings
 from arena_platform.store import bots, sprt_tests, users
 from arena_platform.store.ladders import ensure_ladder
-from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers import ladders, runner
+from arena_workers.context import WorkerContext
 
 QUICK = sprt_tests.SprtParameters(elo0=0.0, elo1=400.0, alpha=0.2, beta=0.2)  # a verdict in a few pairs
 MAX_ROUNDS = 20
@@ -62,7 +62,7 @@ def test_a_new_version_plays_its_test_first_until_the_verdict_retires_the_old(
     context = _context(engine, tmp_path, lambda *_: None)
     ladder, old, new = _versions(engine, context, onnx_bot)
     try:
-        first_round = runner.schedule_ladder(context, ladder.id)
+        first_round = ladders.schedule_ladder(context, ladder.id)
         with session(engine) as db:
             pairs = [
                 (db.get(Pairing, pairing_id).bot_a_id, db.get(Pairing, pairing_id).bot_b_id)
@@ -77,7 +77,7 @@ def test_a_new_version_plays_its_test_first_until_the_verdict_retires_the_old(
                 test = sprt_tests.find_test(db, new_bot_id=new)
             if test.status != "running":
                 break
-            booked = runner.schedule_ladder(context, ladder.id)
+            booked = ladders.schedule_ladder(context, ladder.id)
         assert test.status in ("H1", "H0")
         state = sprt_tests.result(test)
         assert state.verdict == test.status  # the frozen counts give the frozen verdict
@@ -88,7 +88,7 @@ def test_a_new_version_plays_its_test_first_until_the_verdict_retires_the_old(
                 select(Pairing).where(col(Pairing.bot_a_id) == new, col(Pairing.bot_b_id) == old)
             ).all()
             assert state.pairs <= sum(pairing.status == "done" for pairing in played)
-        later = runner.schedule_ladder(context, ladder.id)
+        later = ladders.schedule_ladder(context, ladder.id)
         with session(engine) as db:
             assert all(old not in (db.get(Pairing, i).bot_a_id, db.get(Pairing, i).bot_b_id) for i in later)
     finally:
@@ -104,7 +104,7 @@ def test_an_sprt_s_pairs_keep_coming_from_the_tasks_that_play_them_until_the_ver
     context = _context(engine, tmp_path, lambda name, *args: queue.append((name, *args)))
     ladder, _, new = _versions(engine, context, onnx_bot, LONGER)
     try:
-        runner.schedule_ladder(context, ladder.id)  # the upload's round
+        ladders.schedule_ladder(context, ladder.id)  # the upload's round
         for _ in range(MAX_TASKS):
             with session(engine) as db:
                 if sprt_tests.find_test(db, new_bot_id=new).status != "running":

@@ -25,8 +25,9 @@ from arena_platform.models import Rating
 from arena_platform.queue import TRAIN_SESSION
 from arena_platform.settings import Settings
 from arena_platform.store import training, users
+from arena_workers.context import WorkerContext
 from arena_workers.embedded import EmbeddedWorker
-from arena_workers.runner import WorkerContext, sweep
+from arena_workers.sweeper import sweep
 from arena_workers.training import DqnSessionRun, train_session
 
 pytest.importorskip("torch")

@@ -31,9 +31,9 @@ from kombu.transport import redis as redis_transport
 
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
-from arena_platform.queue import DEFAULT_QUEUE, TASK_ROUTES
+from arena_platform.queue import DEFAULT_QUEUE, PLAY_PAIRINGS, TASK_ROUTES
 from arena_platform.settings import Settings
-from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, WorkerContext
+from arena_workers.context import PLAY_PAIRING, WorkerContext
 from arena_workers.tasks import register_tasks
 
 SOFT_LIMIT_SHARE = 0.9  # the soft time limit, as a share of the hard one

@@ -33,8 +33,8 @@ from arena_platform.blobs import BlobStore
 from arena_platform.queue import DEFAULT_QUEUE, TRAINING_QUEUE
 from arena_platform.settings import Settings
 from arena_workers.celery_app import ArenaCelery, create_celery_app
+from arena_workers.context import WorkerContext
 from arena_workers.processes import PlayProcesses
-from arena_workers.runner import WorkerContext
 from arena_workers.sweeper import Sweeper
 from arena_workers.training import WorkerBeater, training_available
 

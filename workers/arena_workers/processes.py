@@ -29,7 +29,8 @@ from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
 from arena_platform.queue import Enqueue
 from arena_platform.settings import Settings
-from arena_workers.runner import PairingOutcome, RunnerError, WorkerContext, play_pairings
+from arena_workers.context import WorkerContext
+from arena_workers.runner import PairingOutcome, RunnerError, play_pairings
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""The Celery tasks: thin shims over `arena_workers.runner`, all made by one decorator (ARCHITECTURE §7).
+"""The Celery tasks: thin shims over the runner, the ladders' upkeep, the sweeper and training, all
+made by one decorator (ARCHITECTURE §7).
 
 Every task takes ids only, is acknowledged late, and is safe to run twice or on two workers at once
 (the database decides). Contracts:
@@ -40,9 +41,9 @@ from celery import Celery, Task
 
 from arena_games.api import GameError
 from arena_platform.blobs import CorruptBlob
-from arena_platform.queue import SCHEDULE_LADDER, TRAIN_SESSION
-from arena_workers import runner, training
-from arena_workers.runner import PLAY_PAIRING, PLAY_PAIRINGS, REFIT, SWEEP, WorkerContext, is_database_lost
+from arena_platform.queue import PLAY_PAIRINGS, SCHEDULE_LADDER, TRAIN_SESSION
+from arena_workers import ladders, runner, sweeper, training
+from arena_workers.context import PLAY_PAIRING, REFIT, SWEEP, WorkerContext, is_database_lost
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def _shim(name: str, body: Body, context_of: Callable[[Celery], WorkerContext]) 
 
 @arena_task(SCHEDULE_LADDER)
 def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
-    return runner.schedule_ladder(context, *ladder_ids)
+    return ladders.schedule_ladder(context, *ladder_ids)
 
 
 @arena_task(PLAY_PAIRING)
@@ -119,12 +120,12 @@ def play_pairings(context: WorkerContext, pairing_ids: list[int]) -> list[list[A
 
 @arena_task(REFIT)
 def refit(context: WorkerContext, ladder_id: int) -> bool:
-    return runner.refit(context, ladder_id)
+    return ladders.refit(context, ladder_id)
 
 
 @arena_task(SWEEP)
 def sweep(context: WorkerContext) -> dict[str, list[int]]:
-    swept = runner.sweep(context)
+    swept = sweeper.sweep(context)
     return {"requeued": swept.requeued, "failed": swept.failed, "resent": swept.resent}
 
 

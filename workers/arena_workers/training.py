@@ -52,7 +52,10 @@ from arena_platform.settings import Settings
 from arena_platform.store import training
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.training import FAILED, FINISHED, QUEUED, RUNNING, LossPoint, Progress
-from arena_workers.runner import WorkerContext, discard_state, is_database_lost, new_owner, schedule_ladder
+from arena_workers.context import WorkerContext, is_database_lost
+from arena_workers.ladders import schedule_ladder
+from arena_workers.leases import new_owner
+from arena_workers.sweeper import discard_state
 
 log = logging.getLogger(__name__)
 

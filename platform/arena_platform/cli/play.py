@@ -27,7 +27,8 @@ from arena_games.registry import GAMES, get_game
 from arena_platform.blobs import BlobStore
 from arena_platform.cli.common import UsageError, add_manifest_options, manifest_overrides
 from arena_platform.ratings import GameResult, fit_ratings
-from arena_workers.runner import PAIRINGS_PER_TASK, ModelCache, ServedModel
+from arena_platform.store.pairings import PAIRINGS_PER_TASK
+from arena_workers.model_cache import ModelCache, ServedModel
 
 PAIRS_PER_BATCH = PAIRINGS_PER_TASK  # pairs played in one play_many, as one worker task plays them
 

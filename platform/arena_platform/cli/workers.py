@@ -87,7 +87,7 @@ def _run_beat(_: argparse.Namespace) -> int:
 
 def _run_sweep(_: argparse.Namespace) -> int:
     from arena_workers.celery_app import create_celery_app
-    from arena_workers.runner import sweep
+    from arena_workers.sweeper import sweep
 
     swept = sweep(create_celery_app(_broker_settings()).context)
     print(f"requeued {swept.requeued}, failed {swept.failed}, resent {swept.resent}")
