@@ -265,7 +265,8 @@ def _attach(
     forest: _Forest, leaves: _Leaves, priors: np.ndarray, values: np.ndarray, evaluated: np.ndarray
 ) -> None:
     """Gives each evaluated leaf row its edges (its legal actions in action order, with their priors
-    (rows, A) as float32) and its value (rows,) for its player to move (mcts._Forest.add_positions)."""
+    (rows, A) as float32) and its value (rows,) for its player to move
+    (mcts_tree.Forest.add_positions)."""
     for row in range(evaluated.size):
         if not evaluated[row]:
             continue
@@ -290,7 +291,7 @@ def _attach(
 @njit(cache=True)
 def _select(forest: _Forest, node: int, exploration: float, fpu_reduction: float) -> int:
     """The edge of `node` with the highest PUCT score, the first on a tie; computed as
-    mcts._Forest._puct_scores does (the mean and prior in float32, the rest in float64)."""
+    mcts_tree.Forest._puct_scores does (the mean and prior in float32, the rest in float64)."""
     parent_visits = forest.node_visits[node]
     first_play = forest.node_value[node] / parent_visits - fpu_reduction
     weight = exploration * math.sqrt(parent_visits)
@@ -352,7 +353,7 @@ def _descend(
 
 @njit(cache=True)
 def _virtual_loss(forest: _Forest, leaves: _Leaves, descent: int) -> None:
-    """Counts the descent as lost for every player on its path (mcts._Forest.add_virtual_loss)."""
+    """Counts the descent as lost for every player on its path (mcts_tree.Forest.add_virtual_loss)."""
     start = leaves.descent_start[descent]
     for level in range(start, start + leaves.descent_depth[descent]):
         node, edge = leaves.path_nodes[level], leaves.path_edges[level]
@@ -375,7 +376,7 @@ def _finish_round(
     """The end of a round, in one call (each call of a compiled function costs about 15 µs to type
     its arguments): attaches the evaluated leaves (`_attach`), links each new leaf to its edge, then
     adds each descent's leaf outcome along its path, at each node for that node's player
-    (mcts._Forest.backup), in place of its virtual loss if it left one. The trees of `dropped`
+    (mcts_tree.Forest.backup), in place of its virtual loss if it left one. The trees of `dropped`
     lanes (their evaluation failed) are abandoned: not backed up."""
     _attach(forest, leaves, priors, values, evaluated)
     for descent in range(descents):

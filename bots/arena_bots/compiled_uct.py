@@ -430,7 +430,7 @@ def _new_tree(game: TreeGame, board: np.ndarray, info: np.ndarray, nodes: int) -
 def _add(tag: tuple, tree: _Tree, board: np.ndarray, info: np.ndarray, rng: np.ndarray) -> int:
     """Adds the position as a node with one visit; returns its id. A running game is valued by one
     random playout, then its legal moves are shuffled by keys drawn after it (mcts._expand and
-    _Forest.add_positions: a stable sort by the keys); a finished one keeps its returns."""
+    mcts_tree.Forest.add_positions: a stable sort by the keys); a finished one keeps its returns."""
     node = tree.sizes[0]
     tree.sizes[0] += 1
     _copy(tag, board, info, tree.boards[node], tree.infos[node])
@@ -491,7 +491,7 @@ def _stable_order(keys: np.ndarray, count: int, order: np.ndarray, merged: np.nd
 @njit(cache=True)
 def _select(tree: _Tree, node: int, exploration: float) -> int:
     """The edge of `node` with the highest UCB1 score, the first on a tie; unvisited edges first.
-    Computed as mcts._Forest._uct_scores does: the mean in float32, the rest in float64."""
+    Computed as mcts_tree.Forest._uct_scores does: the mean in float32, the rest in float64."""
     log_visits = math.log(tree.node_visits[node])
     first = tree.node_first[node]
     best, best_score = first, -math.inf
