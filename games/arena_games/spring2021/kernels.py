@@ -146,7 +146,7 @@ def _cells_code(first: int = 0, second: int = 0) -> int:
 
 @functools.lru_cache(maxsize=1 << 12)
 def _log_text(code: int) -> str:
-    """The logged text of a log code (rules._play_frame's `said`)."""
+    """The logged text of a log code (frames._play_frame's `said`)."""
     if code == NOT_ACTED:
         return ""
     verb = VERBS[code & 3]
@@ -340,7 +340,7 @@ def _plant(
 
 @njit("void(int8[::1], int64[::1])", cache=True)
 def _next_day(board: np.ndarray, info: np.ndarray) -> None:
-    """rules._next_day: the sun moves (day + 1, shadows recomputed) and, unless the game is over,
+    """frames._next_day: the sun moves (day + 1, shadows recomputed) and, unless the game is over,
     GATHERING: every tree wakes and each tree not spooked gives its owner sun equal to its size."""
     info[DAY_FIELD] += 1
     if info[DAY_FIELD] >= info[MAX_ROUNDS]:

@@ -62,414 +62,108 @@ before the frame and the other's one less. Real games never use it.
 End (Game.onEnd): each player adds floor(sun / 3) to the score; if the scores are then equal, each
 player adds one point per tree it owns (seeds included). The higher score wins; equal is a draw.
 (After a deactivation, only the active players: see above.)
+
+Layout: this module is the game's entry point (the functions of `arena_games.spring2021.GAME`, and
+every name others import). It keeps the action head, the end and the JSON form; the state, the
+constants and the start are `spring2021.state`, the commands and the frame and day resolution
+`spring2021.frames`.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from arena_games.api import BadConfig, BadStateDict, Config, IllegalAction, merge_config, one_index
+from arena_games.api import BadConfig, BadStateDict, IllegalAction, one_index
 from arena_games.spring2021.board import (
     NUM_CELLS,
-    RICHNESS_BONUS,
-    RING_COUNT,
-    SHADE_LINES,
     WITHIN,
-    distance,
-    generate_map,
+)
+from arena_games.spring2021.frames import (
+    WAIT,
+    Command,
+    command_text,
+    grow_cost,
+    parse_command,
+    resolve_frame,
+    seed_cost,
+    size_counts,
+    step_commands,
+)
+from arena_games.spring2021.state import (
+    BASE_COST,
+    COMPLETE_COST,
+    DEACTIVATED_SCORE,
+    DEFAULT_CONFIG,
+    DORMANT_BIT,
+    GAME_NAME,
+    LARGE,
+    LIMITS,
+    MAX_FRAMES_PER_DAY,
+    MAX_ROUNDS_LIMIT,
+    MAX_STEPS,
+    NO_TREE,
+    NUM_ACTIONS,
+    OWNER_SHIFT,
+    SIZE_BITS,
+    WAIT_ACTION,
+    SpringConfig,
+    SpringState,
+    compute_shadows,
+    init,
+    make_config,
+    to_move,
+    tree_code,
 )
 
-GAME_NAME = "spring2021"
-WAIT_ACTION = NUM_CELLS  # 37
-NUM_ACTIONS = NUM_CELLS + 1  # 38
-BASE_COST = (0, 1, 3, 7)  # TREE_BASE_COST by target size (0 = a seed)
-COMPLETE_COST = 4  # LIFECYCLE_END_COST
-LARGE = 3  # the largest tree size
-NO_TREE = -1
-DEACTIVATED_SCORE = -1  # CommandManager.deactivatePlayer's score for a malformed line's author
-
-DEFAULT_CONFIG: Mapping[str, int] = MappingProxyType(
-    {
-        "STARTING_SUN": 0,
-        "STARTING_NUTRIENTS_LUSH": 20,  # the referee's name for the starting nutrients
-        "MAX_ROUNDS": 24,  # days 0..MAX_ROUNDS - 1
-        "MAX_EMPTY_CELLS": 10,  # holes drawn: MAX_EMPTY_CELLS at most (see board.generate_map)
-        "MAP_RING_COUNT": RING_COUNT,  # only 3: the inputs and the action head are sized for 37 cells
-    }
-)
-LIMITS = {  # inclusive bounds; the encoding has 24 day and 21 nutrient slots
-    "STARTING_SUN": (0, 1000),
-    "STARTING_NUTRIENTS_LUSH": (0, 20),
-    "MAX_ROUNDS": (1, 24),
-    "MAX_EMPTY_CELLS": (0, 10),
-    "MAP_RING_COUNT": (RING_COUNT, RING_COUNT),
-}
-MAX_ROUNDS_LIMIT = LIMITS["MAX_ROUNDS"][1]
-# Each frame a player does not wait makes one of its trees that was awake at the day's start dormant
-# (seeds planted today are dormant), and there are at most 37 trees: <= 38 frames a day.
-MAX_FRAMES_PER_DAY = NUM_CELLS + 1
-MAX_STEPS = MAX_ROUNDS_LIMIT * MAX_FRAMES_PER_DAY  # 912
-
-# A tree on a cell is one int: owner * 8 + dormant * 4 + size; NO_TREE (-1) for none.
-OWNER_SHIFT, DORMANT_BIT, SIZE_BITS = 3, 4, 3
-
-
-def tree_code(owner: int, size: int, dormant: bool) -> int:
-    return owner << OWNER_SHIFT | (DORMANT_BIT if dormant else 0) | size
-
-
-@dataclass(frozen=True, slots=True)
-class SpringConfig:
-    starting_sun: int
-    starting_nutrients: int
-    max_rounds: int
-    max_empty_cells: int
-
-    def to_dict(self) -> dict[str, int]:
-        return {
-            "STARTING_SUN": self.starting_sun,
-            "STARTING_NUTRIENTS_LUSH": self.starting_nutrients,
-            "MAX_ROUNDS": self.max_rounds,
-            "MAX_EMPTY_CELLS": self.max_empty_cells,
-            "MAP_RING_COUNT": RING_COUNT,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SpringState:
-    """A position: always an ACTIONS frame of day `day`, or the end (day == max_rounds).
-
-    `trees` has one code per cell (see tree_code; NO_TREE for none). `shadows` is the shadow size
-    (0 none, 1..3) on each cell for today, as computed at the sun move from the trees then standing;
-    the rules read it only at the gathering, it stays for the viewer. `gathered` is each player's sun
-    gathered so far (not counting STARTING_SUN). `score` is DEACTIVATED_SCORE for a player deactivated
-    for a malformed line (the game is then over). `log` is the frames played on day `log_day` (the
-    latest day anyone acted): per frame, per player, the command as resolved ("" if it did not act).
-    """
-
-    config: SpringConfig
-    richness: tuple[int, ...]
-    trees: tuple[int, ...]
-    day: int
-    nutrients: int
-    sun: tuple[int, int]
-    score: tuple[int, int]
-    gathered: tuple[int, int]
-    waiting: tuple[bool, bool]
-    shadows: tuple[int, ...]
-    log_day: int = 0
-    log: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def deactivated(self) -> tuple[bool, bool]:
-        """Per player: deactivated for a malformed line (see the module's doc)."""
-        return (self.score[0] == DEACTIVATED_SCORE, self.score[1] == DEACTIVATED_SCORE)
-
-    @property
-    def is_over(self) -> bool:
-        return self.day >= self.config.max_rounds or DEACTIVATED_SCORE in self.score
-
-
-# --- config and start ---------------------------------------------------------------------------
-
-
-def make_config(overrides: Config | None) -> SpringConfig:
-    """The defaults updated by `overrides`; unknown keys, wrong types, values out of LIMITS: BadConfig."""
-    merged = merge_config(DEFAULT_CONFIG, overrides, GAME_NAME)
-    for key, (low, high) in LIMITS.items():
-        if not low <= merged[key] <= high:
-            raise BadConfig(f"{GAME_NAME}: config {key!r} must be in {low}..{high}, got {merged[key]}")
-    return SpringConfig(
-        starting_sun=merged["STARTING_SUN"],
-        starting_nutrients=merged["STARTING_NUTRIENTS_LUSH"],
-        max_rounds=merged["MAX_ROUNDS"],
-        max_empty_cells=merged["MAX_EMPTY_CELLS"],
-    )
-
-
-def init(seed: int, config: Config | None = None) -> SpringState:
-    """Day 0's first ACTIONS frame on the official map of `seed` (after day 0's gathering)."""
-    settings = make_config(config)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise BadConfig(f"{GAME_NAME}: the seed must be an integer, got {seed!r}")
-    richness, first, second = generate_map(int(seed), settings.max_empty_cells)
-    trees = [NO_TREE] * NUM_CELLS
-    for owner, cells in enumerate((first, second)):
-        for cell in cells:
-            trees[cell] = tree_code(owner, 1, False)
-    start = SpringState(
-        config=settings,
-        richness=richness,
-        trees=tuple(trees),
-        day=0,
-        nutrients=settings.starting_nutrients,
-        sun=(settings.starting_sun, settings.starting_sun),
-        score=(0, 0),
-        gathered=(0, 0),
-        waiting=(False, False),
-        shadows=compute_shadows(tuple(trees), 0),
-    )
-    return _gather(start)
-
-
-def compute_shadows(trees: Sequence[int], direction: int) -> tuple[int, ...]:
-    """Shadow size per cell with the sun in `direction`: a tree of size s shades the s cells after it."""
-    shadows = [0] * NUM_CELLS
-    lines = SHADE_LINES[direction]
-    for cell, code in enumerate(trees):
-        if code != NO_TREE and (size := code & SIZE_BITS):
-            for shaded in lines[cell][:size]:
-                if shadows[shaded] < size:
-                    shadows[shaded] = size
-    return tuple(shadows)
-
-
-def _gather(state: SpringState) -> SpringState:
-    """GATHERING: both players wake, trees wake, each tree not spooked (shadow >= size) gives its size."""
-    trees = tuple(code & ~DORMANT_BIT if code != NO_TREE else NO_TREE for code in state.trees)
-    income = [0, 0]
-    for cell, code in enumerate(trees):
-        if code != NO_TREE and state.shadows[cell] < (size := code & SIZE_BITS):
-            income[code >> OWNER_SHIFT] += size
-    return replace(
-        state,
-        trees=trees,
-        sun=(state.sun[0] + income[0], state.sun[1] + income[1]),
-        gathered=(state.gathered[0] + income[0], state.gathered[1] + income[1]),
-        waiting=(False, False),
-    )
-
-
-# --- commands -------------------------------------------------------------------------------------
-
-# A command: ("WAIT",), ("GROW", cell), ("COMPLETE", cell) or ("SEED", source, target).
-Command = tuple
-WAIT: Command = ("WAIT",)
-_SPACE = "[ \t\n\x0b\f\r]"  # Java's \s (Python's also matches other Unicode spaces)
-_MESSAGE = f"(?:{_SPACE}+.*)?"
-_PATTERNS = (  # CommandManager's patterns, in its order; Java's \d is ASCII only
-    ("WAIT", re.compile(f"WAIT{_MESSAGE}")),
-    ("GROW", re.compile(f"GROW ([0-9]+){_MESSAGE}")),
-    ("COMPLETE", re.compile(f"COMPLETE ([0-9]+){_MESSAGE}")),
-    ("SEED", re.compile(f"SEED ([0-9]+) ([0-9]+){_MESSAGE}")),
-)
-_JAVA_INT_MAX = (1 << 31) - 1
-
-
-def parse_command(text: str) -> Command:
-    """The command of one output line, as the referee parses it; IllegalAction if it is malformed."""
-    if isinstance(text, str) and (command := _well_formed(text)):
-        return command
-    raise IllegalAction(
-        f"{GAME_NAME}: malformed command {text!r}; "
-        "expected SEED <from> <to> | GROW <idx> | COMPLETE <idx> | WAIT"
-    )
-
-
-def _well_formed(text: str) -> Command | None:
-    """The command of the line `text`, or None if the referee finds it malformed."""
-    for verb, pattern in _PATTERNS:
-        if match := pattern.fullmatch(text):
-            numbers = tuple(int(group) for group in match.groups())
-            # Past Java's int, Integer.parseInt fails and the referee deactivates as for no match.
-            return (verb, *numbers) if all(number <= _JAVA_INT_MAX for number in numbers) else None
-    return None
-
-
-def command_text(command: Command) -> str:
-    return " ".join(str(part) for part in command)
-
-
-def size_counts(trees: Sequence[int], player: int) -> list[int]:
-    """How many trees of each size 0..3 `player` owns (dormant or not)."""
-    counts = [0, 0, 0, 0]
-    for code in trees:
-        if code != NO_TREE and code >> OWNER_SHIFT == player:
-            counts[code & SIZE_BITS] += 1
-    return counts
-
-
-def grow_cost(trees: Sequence[int], player: int, size: int) -> int:
-    """What growing one of `player`'s trees of `size` costs (COMPLETE_COST for a large tree)."""
-    if size >= LARGE:
-        return COMPLETE_COST
-    return BASE_COST[size + 1] + size_counts(trees, player)[size + 1]
-
-
-def seed_cost(trees: Sequence[int], player: int) -> int:
-    """What a SEED costs `player`: one per seed (size-0 tree) it owns."""
-    return size_counts(trees, player)[0]
-
-
-def _rejection(state: SpringState, trees: Sequence[int], sun: int, player: int, command: Command) -> str:
-    """Why the referee would turn `command` into WAIT ("" if it is valid), checked in the referee's order."""
-    verb, cells = command[0], command[1:]
-    if verb == "WAIT":
-        return ""
-    if any(cell >= NUM_CELLS for cell in cells):
-        return f"cell {max(cells)} not found"
-    if verb == "SEED":
-        source, target = cells
-        if trees[target] != NO_TREE:
-            return f"cell {target} is not empty"
-        cell = source
-    else:
-        (cell,) = cells
-    code = trees[cell]
-    if code == NO_TREE:
-        return f"no tree on cell {cell}"
-    size, dormant, owner = code & SIZE_BITS, code & DORMANT_BIT, code >> OWNER_SHIFT
-    if verb == "SEED" and size == 0:
-        return f"the tree on cell {cell} is a seed"
-    if owner != player:
-        return f"the tree on cell {cell} is not yours"
-    if verb == "COMPLETE" and size < LARGE:
-        return f"the tree on cell {cell} is not large"
-    if dormant:
-        return f"the tree on cell {cell} is dormant"
-    if verb == "GROW" and size >= LARGE:
-        return f"the tree on cell {cell} is already large"
-    if verb == "SEED":
-        if distance(source, target) > size:
-            return f"cell {target} is too far from cell {source}"
-        if not state.richness[target]:
-            return f"cell {target} is not usable"
-        cost = seed_cost(trees, player)
-    else:
-        cost = grow_cost(trees, player, size)
-    if sun < cost:
-        return f"not enough sun ({cost} needed, {sun} available)"
-    return ""
-
-
-def step_commands(state: SpringState, texts: Sequence[str]) -> SpringState:
-    """One ACTIONS frame in the referee's language: one command line per player in to_move(state).
-
-    Well-formed commands that break a rule turn into WAIT (logged with the reason); a malformed line
-    deactivates its author and ends the game after the frame (the module's doc). Anything but one
-    string per player to move is IllegalAction.
-    """
-    players = to_move(state)
-    if (
-        isinstance(texts, str)
-        or len(texts) != len(players)
-        or not all(isinstance(text, str) for text in texts)
-    ):
-        raise IllegalAction(
-            f"{GAME_NAME}: give one command line for each of the players {players}, got {texts!r}"
-        )
-    lines = dict(zip(players, texts, strict=True))
-    commands = {player: _well_formed(text) for player, text in lines.items()}
-    malformed = {player: lines[player] for player, command in commands.items() if command is None}
-    if not malformed:
-        return resolve_frame(state, commands)
-    played = _play_frame(state, {player: command or WAIT for player, command in commands.items()})
-    return _deactivate(played, malformed)
-
-
-def _deactivate(state: SpringState, malformed: Mapping[int, str]) -> SpringState:
-    """`state` after the frame in which the players of `malformed` (player -> its line) were deactivated."""
-    score = list(state.score)
-    said = list(state.log[-1])
-    for player, text in malformed.items():
-        score[player] = DEACTIVATED_SCORE
-        said[player] = f"DEACTIVATED (malformed command {text!r})"
-    return replace(state, score=(score[0], score[1]), log=(*state.log[:-1], (said[0], said[1])))
-
-
-def resolve_frame(
-    state: SpringState, commands: Mapping[int, Command], favoured: int | None = None
-) -> SpringState:
-    """Play one ACTIONS frame (Game.performActionUpdate), then the day's end if both wait.
-
-    `commands` has one command per player in to_move(state); `step`, `step_commands` and
-    `playouts` all play frames through here. `favoured` (a search's frames only) wins the frame's
-    interactions, as the module's doc says.
-    """
-    after = _play_frame(state, commands, favoured)
-    return _next_day(after) if all(after.waiting) else after
-
-
-def _play_frame(
-    state: SpringState, commands: Mapping[int, Command], favoured: int | None = None
-) -> SpringState:
-    """The frame of `resolve_frame` without the day's end."""
-    trees = list(state.trees)
-    available = list(state.sun)
-    waiting = list(state.waiting)
-    sent: list[tuple[int, int, int]] = []  # (owner, target, cost)
-    dying: list[int] = []
-    said = ["", ""]
-    for player, command in sorted(commands.items()):
-        said[player] = command_text(command)
-        if reason := _rejection(state, trees, available[player], player, command):
-            said[player] = f"WAIT ({said[player]}: {reason})"
-            waiting[player] = True
-            continue
-        verb = command[0]
-        if verb == "WAIT":
-            waiting[player] = True
-        elif verb == "SEED":
-            source, target = command[1:]
-            cost = seed_cost(trees, player)
-            available[player] -= cost
-            trees[source] |= DORMANT_BIT
-            sent.append((player, target, cost))
-        else:
-            cell = command[1]
-            size = trees[cell] & SIZE_BITS
-            available[player] -= grow_cost(trees, player, size)
-            if verb == "GROW":
-                trees[cell] = tree_code(player, size + 1, True)
-            else:
-                trees[cell] |= DORMANT_BIT
-                dying.append(cell)
-    sun = state.sun
-    conflict = len({target for _, target, _ in sent}) < len(sent)
-    if conflict and favoured is None:  # nothing planted, all refunded
-        said = [f"{text} (conflict)" if text.startswith("SEED") else text for text in said]
-    else:
-        for owner, target, cost in sent:
-            if conflict and owner != favoured:  # the favoured seed took the cell first
-                said[owner] = f"{said[owner]} (conflict)"
-                available[owner] += cost
-            else:
-                trees[target] = tree_code(owner, 0, True)
-        sun = (available[0], available[1])
-    score = list(state.score)
-    nutrients = state.nutrients
-    for cell in sorted(dying, key=lambda cell: trees[cell] >> OWNER_SHIFT != favoured):
-        score[trees[cell] >> OWNER_SHIFT] += nutrients + RICHNESS_BONUS[state.richness[cell]]
-        trees[cell] = NO_TREE
-        if favoured is not None:  # the favoured tree went first: the other finds one nutrient less
-            nutrients = max(0, nutrients - 1)
-    entry = (said[0], said[1])
-    log = (*state.log, entry) if state.log_day == state.day else (entry,)
-    return replace(
-        state,
-        trees=tuple(trees),
-        sun=sun,
-        score=(score[0], score[1]),
-        nutrients=max(0, state.nutrients - len(dying)),
-        waiting=(waiting[0], waiting[1]),
-        log_day=state.day,
-        log=log,
-    )
-
-
-def _next_day(state: SpringState) -> SpringState:
-    """SUN_MOVE (day + 1, the sun turns, shadows recomputed) and, unless the game is over, GATHERING."""
-    day = state.day + 1
-    if day >= state.config.max_rounds:
-        return replace(state, day=day)
-    return _gather(replace(state, day=day, shadows=compute_shadows(state.trees, day % 6)))
+__all__ = [  # the game's rules: what this module keeps, and the state's and the frames' public names
+    "BASE_COST",
+    "COMPLETE_COST",
+    "DEACTIVATED_SCORE",
+    "DEFAULT_CONFIG",
+    "DORMANT_BIT",
+    "GAME_NAME",
+    "LARGE",
+    "LIMITS",
+    "MAX_FRAMES_PER_DAY",
+    "MAX_ROUNDS_LIMIT",
+    "MAX_STEPS",
+    "NO_TREE",
+    "NUM_ACTIONS",
+    "OWNER_SHIFT",
+    "SIZE_BITS",
+    "WAIT",
+    "WAIT_ACTION",
+    "Command",
+    "SpringConfig",
+    "SpringState",
+    "action_command",
+    "action_commands",
+    "command_text",
+    "compute_shadows",
+    "end_reason",
+    "final_scores",
+    "from_dict",
+    "grow_cost",
+    "init",
+    "legal_masks",
+    "make_config",
+    "parse_command",
+    "resolve_frame",
+    "returns",
+    "seed_cost",
+    "size_counts",
+    "step",
+    "step_commands",
+    "step_favouring",
+    "to_dict",
+    "to_move",
+    "tree_code",
+]
 
 
 # --- the action head ------------------------------------------------------------------------------
@@ -516,13 +210,6 @@ def action_command(state: SpringState, player: int, action: int) -> Command:
             f"legal actions: {sorted(commands)}"
         )
     return commands[action]
-
-
-def to_move(state: SpringState) -> tuple[int, ...]:
-    """The players who have not waited today (both at a day's start); () once the game is over."""
-    if state.is_over:
-        return ()
-    return tuple(player for player in (0, 1) if not state.waiting[player])
 
 
 def legal_masks(state: SpringState, player: int) -> tuple[np.ndarray]:
