@@ -38,11 +38,9 @@ def nothing_compiled_or_loaded() -> Iterator[None]:
     """Fails if the body compiles a function (Numba's compile event) or loads one from the cache
     (a new signature on a dispatcher of Arena's modules)."""
     before = {id(dispatcher): set(dispatcher.overloads) for dispatcher in _dispatchers()}
-    compiled = []
-    listener = event.install_recorder("numba:compile")
-    with listener as recorder:
+    with event.install_recorder("numba:compile") as recorder:
         yield
-        compiled = [data["dispatcher"].py_func.__qualname__ for _, data in recorder.buffer if "dispatcher" in data]
+    compiled = [e.data["dispatcher"].py_func.__qualname__ for _, e in recorder.buffer if e.is_start]
     assert compiled == []
     loaded = [
         dispatcher.py_func.__qualname__
