@@ -19,6 +19,7 @@ position compiles and loads nothing (tests/bots/test_warm.py).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Mapping
 
@@ -32,6 +33,8 @@ from arena_bots.match import Request
 from arena_bots.players import MctsPlayer
 from arena_games.api import Game
 from arena_games.registry import GAMES, get_game
+
+log = logging.getLogger(__name__)
 
 WARM_SIMULATIONS = 4  # per search: enough to expand, select, step and back up at least once
 WARM_SEED = 0
@@ -56,6 +59,15 @@ def warm_up(games: Iterable[str] = GAMES) -> list[str]:
             _warmed.add(name)
             warmed.append(name)
     return warmed
+
+
+def warm_up_or_log(games: Iterable[str] = GAMES) -> None:
+    """`warm_up`, for a process starting (a worker, the server): a failure is logged, not raised;
+    the moves that need the kernels then compile them, or fail, as they would have without it."""
+    try:
+        warm_up(games)
+    except Exception:
+        log.exception("the warm-up failed: the first moves will compile what they need")
 
 
 def _play_each_path(game: Game) -> None:

@@ -1,8 +1,9 @@
-"""The `arena` command line without a server or a database: `bot check` and `upload`'s options."""
+"""The `arena` command line without a server or a database: `bot check`, `upload`'s options, `warm`."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import socket
 
 import pytest
@@ -112,3 +113,34 @@ def test_bot_check_accepts_a_plain_torch_export(tmp_path, capsys) -> None:
     assert capsys.readouterr().out.startswith("bot check: OK")
     assert cli.main([*check, str(split)]) == 1
     assert "external_data=False" in capsys.readouterr().out
+
+
+def test_warm_compiles_the_named_games_and_names_an_unknown_one(capsys) -> None:
+    assert cli.main(["warm", "bobail"]) == 0
+    assert re.fullmatch(r"bobail: ready \(\d+\.\d CPU-s\)\n", capsys.readouterr().out)
+    assert cli.main(["warm", "chess"]) == 2
+    assert "unknown game 'chess'" in capsys.readouterr().err
+
+
+def test_warm_on_the_reference_core_compiles_nothing_and_a_bad_core_is_named(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("ARENA_CORE", "reference")
+    assert cli.main(["warm"]) == 0
+    assert capsys.readouterr().out == "ARENA_CORE is reference: nothing to compile\n"
+    monkeypatch.setenv("ARENA_CORE", "fast")
+    assert cli.main(["warm"]) == 2
+    assert "must be one of reference, compiled, got 'fast'" in capsys.readouterr().err
+
+
+def test_a_celery_worker_warms_up_before_its_pool_forks(tmp_path, monkeypatch) -> None:
+    from arena_bots import warm
+    from arena_workers import celery_app
+
+    order = []
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ARENA_BROKER_URL", "redis://127.0.0.1:6379/15")  # never reached: no pool starts
+    monkeypatch.setattr(warm, "warm_up_or_log", lambda: order.append("warm up"))
+    monkeypatch.setattr(celery_app.ArenaCelery, "worker_main", lambda self, argv: order.append("pool"))
+    monkeypatch.setattr("arena_workers.training.WorkerBeater.start", lambda self: self)
+    monkeypatch.setattr("arena_workers.training.WorkerBeater.stop", lambda self: None)
+    assert cli.main(["worker"]) == 0
+    assert order == ["warm up", "pool"]

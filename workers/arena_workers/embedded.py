@@ -29,6 +29,7 @@ from typing import Any
 from celery.exceptions import SecurityWarning
 from sqlalchemy import Engine
 
+from arena_bots.warm import warm_up_or_log
 from arena_platform.blobs import BlobStore
 from arena_platform.queue import DEFAULT_QUEUE, TRAINING_QUEUE
 from arena_platform.settings import Settings
@@ -91,12 +92,19 @@ class EmbeddedWorker:
                 quiet=True,
                 loglevel="WARNING",
             )
-        self._thread = threading.Thread(target=self._worker.start, name="arena-embedded-worker", daemon=True)
+        self._thread = threading.Thread(target=self._warm_and_run, name="arena-embedded-worker", daemon=True)
         self._thread.start()
         if self._beater is not None:
             self._beater.start()
         self._sweeper.start()
         return self
+
+    def _warm_and_run(self) -> None:
+        """The worker's thread: the games' kernels compiled or loaded (`arena_bots.warm`), then the
+        worker, so that no first move waits for them; not the worker if `stop` came meanwhile."""
+        warm_up_or_log()
+        if not self.context.stopping.is_set():
+            self._worker.start()
 
     def enqueue(self, task_name: str, *args: Any) -> None:
         """Sends a task to this worker (the `arena_platform.queue.Enqueue` shape)."""

@@ -67,9 +67,13 @@ def services(settings: Settings, *, processes: int = 1) -> Iterator[Services]:
 
 
 def serve_forever(running: Services) -> None:
+    from arena_bots.warm import warm_up_or_log
     from arena_platform.api import create_app
     from arena_platform.api.server import uvicorn_config
 
+    # predict's and people's games' first moves find the kernels loaded; beside the serving, so
+    # that the server answers at once (the embedded worker warms up too: one does it, in turn).
+    threading.Thread(target=warm_up_or_log, name="arena-warm-up", daemon=True).start()
     app = create_app(running.settings, engine=running.engine, blobs=running.blobs, enqueue=running.enqueue)
     print(f"Arena is at http://{running.settings.host}:{running.settings.port} (Ctrl-C stops it)", flush=True)
     uvicorn.Server(uvicorn_config(app, running.settings)).run()

@@ -47,6 +47,7 @@ def _broker_settings():  # -> Settings; imported lazily: the worker stack is hea
 
 
 def _run_worker(args: argparse.Namespace) -> int:
+    from arena_bots.warm import warm_up_or_log
     from arena_platform.db import make_engine
     from arena_workers.celery_app import create_celery_app, worker_argv
     from arena_workers.sweeper import start_sweeper_process
@@ -58,6 +59,9 @@ def _run_worker(args: argparse.Namespace) -> int:
     settings = _broker_settings()
     if args.beat:
         start_sweeper_process(settings)  # a daemon: it ends with this process
+    # Here, before the pool forks: its processes inherit the compiled kernels, loaded once for all
+    # (a process that warmed up itself spent about 1 CPU-s on it; ARCHITECTURE §9).
+    warm_up_or_log()
     engine = make_engine(settings.resolved_database_url, pooled=False)  # the pool is forked from here
     beater = WorkerBeater(settings, engine, ",".join(queues)).start()
     try:
