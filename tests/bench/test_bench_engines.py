@@ -1,5 +1,5 @@
-"""The engine and search benchmarks (engines, compiled core, CSB, Smash, model host, ratings) run in
-their quick mode and print their ratios (see quick_run.py)."""
+"""The engine and search benchmarks (engines, compiled core, CSB, Smash, model host, ratings, warm
+start) run in their quick mode and print their ratios (see quick_run.py)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,8 @@ def test_host_prints_its_overhead_ratios():
 def test_ratings_prints_its_ratio_to_the_target():
     out = run_quick("ratings.py")
     assert "ratio to the 1 s target" in out
+
+
+def test_warm_start_prints_the_first_move_from_the_cache_against_after_the_warm_up():
+    out = run_quick("warm_start.py")
+    assert "bobail, first move from the cache/after warm-up: " in out

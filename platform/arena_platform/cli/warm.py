@@ -33,6 +33,9 @@ def _run_warm(args: argparse.Namespace) -> int:
     if core != "compiled":
         print("ARENA_CORE is reference: nothing to compile")
         return 0
+    # One process, game after game: the games share compiled code (PCG64, the trees' selection and
+    # backup) that processes of their own would each compile again. Cold, a process per core cost
+    # 97 CPU-s against 81 and 221 s against 153 s of wall time (2 CPUs at load 8-12; ARCHITECTURE §9).
     for game in args.games or GAMES:
         started = time.process_time()
         warm_up([game])
