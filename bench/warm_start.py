@@ -12,7 +12,8 @@ is one decision of each of the game's players that run compiled code, from the s
 100 (Bobail, Pente, Spring 2021; predict and games against people play it), Smash's `chain` and
 `lookahead`. Columns:
 - cold: the first move with an empty cache (NUMBA_CACHE_DIR a new folder): it compiles.
-- cache: the first move with the cache the cold process wrote, no warm-up: it loads.
+- cache: the first move with the cache the cold process wrote (its move, then a warm-up, as
+  `arena warm` fills it), no warm-up: it loads.
 - warm_up: `warm_up([game])` from that cache; after it, the first move (same process), and the first
   move of a process forked from it (a Celery pool's, which `arena worker` forks after its warm-up).
 - later: the same move again in that process: neither compiles nor loads.
@@ -85,9 +86,10 @@ def _forked_move(name: str, players: list) -> float:
     return seconds
 
 
-def child(name: str, warm: bool) -> dict[str, float]:
+def child(name: str, warm: bool, fill: bool = False) -> dict[str, float]:
     """One process's cells (the module's doc): without warm-up its first move, else the warm-up, the
-    first move of a forked process and its own; then a later move."""
+    first move of a forked process and its own; then a later move. `fill`: then, untimed, a warm-up,
+    so that the cache holds all the game's compiled code for the next processes."""
     import numba  # noqa: F401  (imported before the clock starts, as in a worker)
 
     from arena_bots.warm import warm_up
@@ -101,14 +103,20 @@ def child(name: str, warm: bool) -> dict[str, float]:
         cells["forked first"] = _forked_move(name, players)
     cells["first"] = _move(name, players)
     cells["later"] = _move(name, players)
+    if fill:
+        warm_up([name])  # what the move did not compile (self-play's encoder, ...), as `arena warm` would
     return cells
 
 
-def run_child(name: str, warm: bool, cache: str | None) -> dict[str, float]:
+def run_child(name: str, warm: bool, cache: str | None, fill: bool = False) -> dict[str, float]:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "ORT_DISABLE_TELEMETRY": "1"}
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = cache
-    args = [sys.executable, __file__, "--child", name] + (["--warm"] if warm else [])
+    args = (
+        [sys.executable, __file__, "--child", name]
+        + (["--warm"] if warm else [])
+        + (["--fill"] if fill else [])
+    )
     done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"bench child failed for {name}:\n{done.stderr[-3000:]}")
@@ -125,9 +133,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds per game (default %(default)s)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--fill", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.warm)))
+        print(json.dumps(child(args.child, args.warm, args.fill)))
         return
     games, rounds = (("bobail",), 1) if args.quick else (GAMES, args.rounds)
     print(f"Warm start: CPU-s of a process's first move (each compiled player of the game once), {_load()}")
@@ -136,7 +145,7 @@ def main() -> None:
         for round_ in range(rounds):
             with tempfile.TemporaryDirectory() as folder:
                 cache = None if args.quick else folder
-                cold = None if args.quick else run_child(name, False, cache)["first"]
+                cold = None if args.quick else run_child(name, False, cache, fill=True)["first"]
                 plain = run_child(name, False, cache)
                 warmed = run_child(name, True, cache)
             cold_cell = "-" if cold is None else f"{cold:.2f}"

@@ -1,5 +1,5 @@
 """The embedded worker starts quietly (`make demo` prints nothing of Celery's at its start), and
-warms up the games' kernels before it takes a task."""
+warms up the games' kernels before it takes a task, as its play processes do as they start."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate
 from arena_platform.settings import Settings
-from arena_workers import embedded
+from arena_workers import embedded, processes
 from arena_workers.embedded import EmbeddedWorker
 
 
@@ -39,3 +39,13 @@ def test_the_embedded_worker_warms_up_in_its_own_thread_which_then_takes_tasks(t
         pass
     engine.dispose()
     assert threads == ["arena-embedded-worker"]
+
+
+def test_a_play_process_warms_up_as_it_starts(tmp_path: Path, monkeypatch):
+    settings = Settings(data_dir=tmp_path).check()
+    warmed = []
+    monkeypatch.setattr(processes, "warm_up_or_log", lambda: warmed.append(True))
+    monkeypatch.setattr(processes, "_CHILD", None)
+    processes._start_child(settings, threading.Event(), None)  # as a spawned child's initializer
+    processes._CHILD.close()
+    assert warmed == [True]

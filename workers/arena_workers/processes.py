@@ -25,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.util import Finalize
 from typing import Any
 
+from arena_bots.warm import warm_up_or_log
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
 from arena_platform.queue import Enqueue
@@ -101,8 +102,10 @@ class PlayProcesses:
 
 
 def _start_child(settings: Settings, stopping: Any, outbox: Any) -> None:
-    """A child's start: its own context, enqueueing through `outbox`, stopping with `stopping`."""
+    """A child's start: its own context, enqueueing through `outbox`, stopping with `stopping`; the
+    games' kernels loaded (`arena_bots.warm`: a spawned child starts with none), before any message."""
     global _CHILD
+    warm_up_or_log()
     _CHILD = WorkerContext(
         settings=settings,
         engine=make_engine(settings.resolved_database_url),
