@@ -19,6 +19,15 @@ def test_worker_prints_its_batch_and_efficiency():
     assert "worker efficiency:" in out
 
 
+def test_ladders_prints_each_ladders_games_per_cpu_hour_on_both_cores_and_its_batches():
+    out = run_quick("ladders.py")
+    for game in ("bobail", "pente", "spring2021", "smash", "csb"):
+        assert f"{game}, compiled/reference core: " in out
+        assert f"{game}, compiled/today's" in out
+    assert out.count("the same games on both cores: yes") == 5
+    assert "mean batch (rows per model call) of az-bobail-early: " in out
+
+
 def test_dqn_worker_prints_games_per_hour_and_the_share_in_onnx_runtime():
     out = run_quick("dqn_worker.py")
     assert "games/hour" in out

@@ -613,12 +613,17 @@ def test_a_task_of_urgent_pairings_plays_its_own_and_a_spent_one_the_oldest_urge
 
 
 def _network_bot(
-    engine: Engine, context: WorkerContext, ladder: Ladder, model_bytes: bytes, name: str
+    engine: Engine,
+    context: WorkerContext,
+    ladder: Ladder,
+    model_bytes: bytes,
+    name: str,
+    player: str = "greedy",
 ) -> int:
-    """A greedy network bot of `model_bytes` uploaded to the ladder now; its id."""
+    """A network bot (`player`: greedy by default) of `model_bytes` uploaded to the ladder now; its id."""
     with session(engine) as db:
         owner, _ = users.create_user(db, name=f"author-{name}")
-        manifest = Manifest(game="bobail", game_version=1, name=name, player="greedy")
+        manifest = Manifest(game="bobail", game_version=1, name=name, player=player)
         model = context.blobs.put(model_bytes)
         bot = bot_store.create_network_bot(
             db, ladder_id=ladder.id, owner_id=owner.id, manifest=manifest, report={}, model_sha256=model
@@ -668,6 +673,43 @@ def network_bots(engine: Engine, ladder: Ladder, context: WorkerContext, onnx_bo
             ids.append(bot.id)
         db.commit()
     return ids
+
+
+def test_the_pairings_of_one_bot_in_a_task_share_its_player_and_its_model_calls(
+    context, engine, ladder, onnx_bot
+):
+    """Issue 24 item 5: a bot in several pairings of one task is one player object, so each round's
+    positions of all its games go to its model in one call: the same rows as the pairings played
+    task by task (the same games), in fewer calls."""
+    network = _network_bot(engine, context, ladder, onnx_bot(seed=3), "net", player="mcts")
+    with session(engine) as db:
+        random = _house_bots(db, ladder.id)[0]
+        pairs = [(network, random), (random, network)]
+        together = store.create_pairings(db, ladder=ladder, pairs=pairs, redelivery_seconds=LEASE)
+        alone = store.create_pairings(db, ladder=ladder, pairs=pairs, redelivery_seconds=LEASE)
+        for pairing, twin in zip(together, alone, strict=True):
+            twin.seed = pairing.seed
+        db.commit()
+        together_ids, alone_ids = [p.id for p in together], [p.id for p in alone]
+    batches, _ = runner._prepare(context, together_ids)
+    players = [player for setup in batches["bobail"].setups for player in setup.players]
+    assert len({id(player) for player in players if player.name == "net"}) == 1
+    calls: list[int] = []
+    plain_get = context.models.get
+
+    def counted_get(sha256: str):
+        host = plain_get(sha256)
+        return SimpleNamespace(run=lambda inputs: calls.append(len(inputs["board"])) or host.run(inputs))
+
+    context.models.get = counted_get
+    runner.play_pairings(context, together_ids)
+    in_one_task = list(calls)
+    calls.clear()
+    for pairing_id in alone_ids:
+        runner.play_pairings(context, [pairing_id])
+    assert sum(in_one_task) == sum(calls)  # the same games: the same positions evaluated
+    assert len(in_one_task) < len(calls)
+    assert max(in_one_task) > max(calls)  # several games' positions in one call
 
 
 def test_more_network_bots_than_the_model_cache_holds_play_without_a_forfeit(
