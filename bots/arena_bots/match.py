@@ -1,8 +1,9 @@
 """The match loop: plays games between players, and is the ONE place where a bad move loses.
 
 Players are batch-first: in every round the loop hands each player object all the decisions it
-owes across the games being played, in one `decide` call, so a search player can evaluate the
-leaves of every game in one inference batch (ARCHITECTURE §4). `play` is the one-game case.
+owes across the games ready to step, in one `decide` call, so a search player can evaluate the
+leaves of every game in one inference batch (ARCHITECTURE §4); a game waits a round where that
+brings a player's games into step (`_play_round`). `play` is the one-game case.
 
 A player loses the game (a forfeit, with its cause in the replay) when it returns no action (a
 fault traced to its model: it timed out, failed or produced non-finite numbers) or an action the
@@ -215,21 +216,46 @@ def forfeit_outcome(num_players: int, forfeit: Forfeit) -> tuple[tuple[float, ..
 
 
 def _play_round(game: Game, running: Sequence[GameInProgress]) -> None:
-    """One step of every running game: gather requests per player object, decide, apply."""
+    """One step of the games that are ready: every actor of a game decides for it, each player
+    object for all its ready games in one call.
+
+    A game is ready when each of its actors is owed a move in every running game it plays in; when
+    no game is, the games of the player owed the most moves (the first met on a tie) are. So a
+    player's games fall into step rather than alternate: the two seat-swapped games of a pairing of
+    an alternating game wait on the same player after the first round, and each of its calls carries
+    the positions of both (issue 24 item 5). The games are the same whichever wait: players draw
+    only from their requests' own generators.
+    """
     actors = [game.to_move(match.state) for match in running]
+    movers = [
+        {id(match.setup.players[seat]) for seat in seats}
+        for match, seats in zip(running, actors, strict=True)
+    ]
+    playing: dict[int, int] = {}  # id(player) -> running games it plays in
+    owed: dict[int, int] = {}  # id(player) -> running games that wait on its move
+    for match, waiting_on in zip(running, movers, strict=True):
+        for key in {id(player) for player in match.setup.players}:
+            playing[key] = playing.get(key, 0) + 1
+        for key in waiting_on:
+            owed[key] = owed.get(key, 0) + 1
+    ready = [index for index, keys in enumerate(movers) if all(owed[key] == playing[key] for key in keys)]
+    if not ready:
+        busiest = max(owed, key=owed.__getitem__)
+        ready = [index for index, keys in enumerate(movers) if busiest in keys]
     pending: dict[int, list[tuple[int, int]]] = {}  # id(player) -> [(game index, seat)]
     players: dict[int, Player] = {}
-    for index, (match, seats) in enumerate(zip(running, actors, strict=True)):
-        for seat in seats:
-            player = match.setup.players[seat]
+    for index in ready:
+        for seat in actors[index]:
+            player = running[index].setup.players[seat]
             players[id(player)] = player
             pending.setdefault(id(player), []).append((index, seat))
     decisions: dict[tuple[int, int], Decision] = {}
-    for key, owed in pending.items():
-        requests = [Request(running[i].state, seat, running[i].rngs[seat]) for i, seat in owed]
-        decisions.update(zip(owed, _decide(players[key], game, requests), strict=True))
-    for index, (match, seats) in enumerate(zip(running, actors, strict=True)):
-        match.apply(game, seats, [decisions[index, seat] for seat in seats])
+    for key, requested in pending.items():
+        requests = [Request(running[i].state, seat, running[i].rngs[seat]) for i, seat in requested]
+        decisions.update(zip(requested, _decide(players[key], game, requests), strict=True))
+    for index in ready:
+        seats = actors[index]
+        running[index].apply(game, seats, [decisions[index, seat] for seat in seats])
 
 
 def _decide(player: Player, game: Game, requests: Sequence[Request]) -> list[Decision]:

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from arena_bots.match import Decision, MatchSetup, PlatformFault, play, play_many
+from arena_bots.players import RandomPlayer
 from arena_games.api import Game, GameSpec, IllegalAction
+from arena_games.bobail import GAME as BOBAIL
 
 # --- Rock-paper-scissors: the smallest simultaneous-move game, built on the public contract. ---
 # A state is the tuple of throws so far: () before the step, (a, b) after it.
@@ -159,6 +161,32 @@ def test_each_player_object_is_asked_once_per_round_for_all_its_games():
     assert len(results) == 5
     assert (shared.calls, shared.requests) == (1, 5)
     assert (other.calls, other.requests) == (1, 5)
+
+
+class Counting(RandomPlayer):
+    """A random player that records how many requests each call brought."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.sizes: list[int] = []
+
+    def decide(self, game, requests):
+        self.sizes.append(len(requests))
+        return super().decide(game, requests)
+
+
+def test_the_seat_swapped_games_of_an_alternating_game_fall_into_step_and_play_the_same():
+    first, second = Counting("first"), Counting("second")
+    setups = [MatchSetup(players=(first, second), seed=3), MatchSetup(players=(second, first), seed=3)]
+    results = play_many(BOBAIL, setups)
+    shorter = min(len(result.replay.steps) for result in results)
+    # Round 1 moves `first` in game 0; then both games wait on the same player, round after round.
+    calls = first.sizes + second.sizes
+    assert first.sizes[0] == 1
+    assert sum(calls) == sum(len(result.replay.steps) for result in results)
+    assert calls.count(2) >= shorter - 2
+    alone = [play_many(BOBAIL, [setup])[0] for setup in setups]
+    assert [result.replay for result in results] == [result.replay for result in alone]
 
 
 def test_seats_get_their_own_generators_seeded_from_the_match_seed():
