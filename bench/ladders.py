@@ -4,9 +4,11 @@ side, and the mean batch per model call that the worker reached for each network
 Each ladder is the demo's: the game's zoo bots (bots/zoo/<game>/*.onnx, their manifests from the
 models' metadata) and its house bots, at the ladders' default budget (Settings.ladder_simulations).
 Its round is a round robin, every pair once (a pairing: two seat-swapped games from one opening),
-grouped into task messages as scheduling groups them (`task_messages`, PAIRINGS_PER_TASK pairings
-that share a bot). The real runner plays them (`runner.play_pairings`: claim, play every pairing of
-the message in one `play_many`, record, on SQLite and a blob folder), as a Celery worker would.
+grouped into task messages as scheduling groups them (`task_messages`, pairings that share a bot),
+PAIRINGS_PER_TASK to a message: a fast ladder's `task_size` (a ladder whose pairings take longer
+than TASK_SECONDS / PAIRINGS_PER_TASK of a worker's wall time gets smaller messages, so smaller
+batches). The real runner plays them (`runner.play_pairings`: claim, play every pairing of the
+message in one `play_many`, record, on SQLite and a blob folder), as a Celery worker would.
 
 Every pairing is booked twice, with the same seed: one twin is played with ARENA_CORE=reference and
 the other with ARENA_CORE=compiled, message by message, the cores interleaved (which goes first
@@ -57,8 +59,8 @@ from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder
 from arena_platform.settings import Settings
 from arena_platform.store.ladders import ensure_ladder
-from arena_platform.store.pairings import create_pairings
-from arena_platform.store.scheduling import PAIRINGS_PER_TASK, task_messages
+from arena_platform.store.pairings import PAIRINGS_PER_TASK, create_pairings
+from arena_platform.store.scheduling import task_messages
 from arena_workers import runner
 from arena_workers.runner import WorkerContext
 
