@@ -62,7 +62,7 @@ from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.pairings import PAIRINGS_PER_TASK, create_pairings
 from arena_platform.store.scheduling import task_messages
 from arena_workers import runner
-from arena_workers.runner import WorkerContext
+from arena_workers.context import WorkerContext
 
 ZOO = Path(__file__).resolve().parent.parent / "bots" / "zoo"
 GAMES = ("bobail", "pente", "spring2021", "smash", "csb")
