@@ -162,6 +162,15 @@ def test_a_lost_database_is_retried_with_a_back_off_not_dropped(settings, monkey
     assert retries == [f"arena.refit(1,): the database is unreachable, retrying in {s} s" for s in (1, 2, 4)]
 
 
+def test_the_in_memory_broker_is_polled_often_enough_for_a_busy_pool(settings):
+    # kombu's default, a poll a second, let the demo's busy pool take one message a second, while each
+    # play message brings a refit and a scheduling message: its play processes sat idle for a minute
+    # with pairings queued. Redis's consumer is woken by the broker and needs no polling.
+    assert celery_config(settings)["broker_transport_options"]["polling_interval"] <= 0.1
+    on_redis = dataclasses.replace(settings, broker_url="redis://127.0.0.1:6379/0")
+    assert "polling_interval" not in celery_config(on_redis)["broker_transport_options"]
+
+
 def test_the_celery_configuration_keeps_every_task_until_it_ran(settings):
     config = celery_config(settings)
     assert config["task_acks_late"]

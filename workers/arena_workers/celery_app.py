@@ -37,6 +37,10 @@ from arena_workers.context import PLAY_PAIRING, WorkerContext
 from arena_workers.tasks import register_tasks
 
 SOFT_LIMIT_SHARE = 0.9  # the soft time limit, as a share of the hard one
+# Seconds between the in-memory broker's polls (kombu's default, 1 s, let the embedded worker's
+# consumer take one message a second while its pool was busy: each play message brings a refit and
+# a scheduling message, so the play messages waited behind a growing queue with the workers idle).
+MEMORY_POLLING_S = 0.05
 
 _APPS: weakref.WeakSet[ArenaCelery] = weakref.WeakSet()  # to close their contexts at shutdown
 
@@ -126,7 +130,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,
         "task_time_limit": hard_limit,
         "task_soft_time_limit": max(1, int(hard_limit * SOFT_LIMIT_SHARE)),
-        "broker_transport_options": {"visibility_timeout": 2 * hard_limit},
+        "broker_transport_options": {"visibility_timeout": 2 * hard_limit}
+        | ({"polling_interval": MEMORY_POLLING_S} if settings.embedded_worker else {}),
         "broker_connection_retry_on_startup": True,
         "worker_cancel_long_running_tasks_on_connection_loss": True,  # their messages come back
         "worker_redirect_stdouts": False,
