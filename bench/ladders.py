@@ -48,12 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import onnx
 from sqlmodel import Session, col, select
-from timing import temporary_worker
+from timing import temporary_worker, zoo_bot
 
 from arena_bots.evaluators import encode_batch
-from arena_bots.manifest import Manifest
 from arena_games.registry import get_game
 from arena_platform.db import session
 from arena_platform.models import Bot, GameRecord, Ladder
@@ -175,22 +173,9 @@ def zoo_ladder(
     with session(context.engine) as db:
         ladder = ensure_ladder(db, game=game, simulations=simulations, seed=1)
         for path in sorted((ZOO / game).glob("*.onnx"))[:zoo_bots]:
-            model = path.read_bytes()
-            props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
-            manifest = Manifest.from_metadata(props, {"name": path.stem})
-            sha256 = context.blobs.put(model)
-            names[sha256] = path.stem
-            db.add(
-                Bot(
-                    ladder_id=ladder.id,
-                    name=manifest.name,
-                    kind="network",
-                    player=manifest.player,
-                    model_sha256=sha256,
-                    manifest=manifest.to_dict(),
-                    report={},
-                )
-            )
+            bot = zoo_bot(context.blobs, ladder.id, path.read_bytes(), path.stem)
+            names[bot.model_sha256] = path.stem
+            db.add(bot)
         db.commit()
         return ladder.id, names
 

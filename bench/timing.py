@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
+from arena_bots.manifest import Manifest
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.spring2021 import GAME as SPRING
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine, migrate
+from arena_platform.models import Bot
 from arena_platform.settings import Settings
 from arena_workers.context import WorkerContext
 
@@ -158,3 +161,20 @@ def bobail_planes(count: int) -> dict[str, np.ndarray]:
     """The network inputs of `count` opening positions, each seen by its player to move."""
     states = bobail_positions(count)
     return {"board": np.stack([BOBAIL.encode(s, BOBAIL.to_move(s)[0])["board"] for s in states])}
+
+
+def zoo_bot(blobs: BlobStore, ladder_id: int, model: bytes, name: str) -> Bot:
+    """A network bot of `ladder_id` (not yet added) for a zoo model's bytes, named `name`, its player
+    and the rest of its manifest from the file's metadata, its model stored in `blobs`; unvalidated,
+    where `arena demo` validates a new one (the zoo's files are the project's own)."""
+    props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
+    manifest = Manifest.from_metadata(props, {"name": name})
+    return Bot(
+        ladder_id=ladder_id,
+        name=manifest.name,
+        kind="network",
+        player=manifest.player,
+        model_sha256=blobs.put(model),
+        manifest=manifest.to_dict(),
+        report={},
+    )

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import onnx
 from sqlalchemy import update
 from sqlmodel import col, func, select
 from timing import (
@@ -38,11 +37,11 @@ from timing import (
     evaluations_per_second,
     metered_models,
     temporary_worker,
+    zoo_bot,
 )
 
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.host import ModelHost
-from arena_bots.manifest import Manifest
 from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, search
 from arena_bots.runtime import InProcessSession
@@ -91,19 +90,8 @@ def new_ladder(context: WorkerContext, simulations: int, copies: int) -> int:
         bots: list[Bot] = []
         for checkpoint in CHECKPOINTS:
             model = (ZOO / f"{checkpoint}.onnx").read_bytes()
-            props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
-            sha256 = context.blobs.put(model)
             for copy in range(copies):
-                manifest = Manifest.from_metadata(props, {"name": f"{checkpoint}-{copy}"})
-                bot = Bot(
-                    ladder_id=ladder.id,
-                    name=manifest.name,
-                    kind="network",
-                    player=manifest.player,
-                    model_sha256=sha256,
-                    manifest=manifest.to_dict(),
-                    report={},
-                )
+                bot = zoo_bot(context.blobs, ladder.id, model, f"{checkpoint}-{copy}")
                 db.add(bot)
                 bots.append(bot)
         db.flush()
