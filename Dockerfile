@@ -8,7 +8,8 @@ ARG EXTRAS=""
 ENV PYTHONUNBUFFERED=1 \
     ORT_DISABLE_TELEMETRY=1 \
     OPENBLAS_NUM_THREADS=1 \
-    OMP_NUM_THREADS=1
+    OMP_NUM_THREADS=1 \
+    NUMBA_CACHE_DIR=/srv/arena/numba-cache
 
 WORKDIR /srv/arena/app
 COPY pyproject.toml README.md ./
@@ -19,7 +20,11 @@ COPY platform platform
 COPY frontend frontend
 RUN pip install --no-cache-dir -e ".${EXTRAS}"
 
-RUN useradd --create-home arena && mkdir -p /srv/arena/blobs /srv/arena/data \
-    && chown -R arena /srv/arena/blobs /srv/arena/data
+RUN useradd --create-home arena && mkdir -p /srv/arena/blobs /srv/arena/data /srv/arena/numba-cache \
+    && chown -R arena /srv/arena/blobs /srv/arena/data /srv/arena/numba-cache
 USER arena
+# The compiled kernels go into Numba's cache now, once, rather than into every container's first
+# moves (ARCHITECTURE §9). The cache is keyed by the CPU: on a host whose CPU differs from the
+# builder's, a process compiles what it uses once more, as `arena warm` does in the workers at start.
+RUN arena warm
 CMD ["arena", "serve"]
