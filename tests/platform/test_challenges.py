@@ -1,7 +1,7 @@
 """Challenges through the API, on SQLite and PostgreSQL (no worker: the enqueue is recorded, and
 games are recorded as a worker records them): booking, reading, the bot page's list, every
-refusal with its code, the per-user limits, and unrated games kept out of the ladder's ratings and
-schedule while rated ones enter the fit."""
+refusal with its code, the per-user limits, and unrated games kept out of the ladder's ratings,
+schedule and the bots' records against their opponents while rated ones count."""
 
 from __future__ import annotations
 
@@ -238,6 +238,15 @@ def test_unrated_games_stay_out_of_the_ratings_and_every_challenge_out_of_the_sc
         db.exec(update(Pairing).where(col(Pairing.challenge_id).is_not(None)).values(status="queued"))
         state = ladder_state(db, ladder=db.get(Ladder, rivals.ladder_id))
         assert not state.in_flight
+
+
+def test_a_bots_record_against_its_opponents_counts_rated_games_only(client, rivals, engine):
+    _finish(engine, _challenge(client, rivals, pairs=2)["id"])
+    _finish(engine, _challenge(client, rivals, pairs=1, rated=True, opponent_id=rivals.uct)["id"])
+    record = client.get(f"/api/v1/bots/{rivals.mine}/opponents").json()
+    assert [(row["opponent"]["id"], row["games"], row["wins"], row["draws"]) for row in record] == [
+        (rivals.uct, 2, 1, 1)  # the rated pair; the unrated pairs against bob's bot are left out
+    ]
 
 
 def test_the_command_line_challenges_shows_and_names_what_is_wrong(

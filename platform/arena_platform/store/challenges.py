@@ -236,15 +236,6 @@ def counts_in_ratings(session: Session, *, pairing: Pairing) -> bool:
     return session.get(Challenge, pairing.challenge_id).rated
 
 
-def unrated_pairings() -> Any:
-    """A SELECT of the ids of every unrated challenge's pairings (which the rating fit leaves out)."""
-    return (
-        select(Pairing.id)
-        .join(Challenge, col(Challenge.id) == Pairing.challenge_id)
-        .where(~col(Challenge.rated))
-    )
-
-
 # --- Reads ---------------------------------------------------------------------------------------
 
 

@@ -34,11 +34,12 @@ import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, delete, literal, or_, update
 from sqlmodel import Session, col, select
 
-from arena_platform.models import Ladder, Pairing, WorkerBeat, utc_now
+from arena_platform.models import Challenge, Ladder, Pairing, WorkerBeat, utc_now
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 MAX_ERROR_CHARS = 2000  # the width of Pairing.error
@@ -96,6 +97,16 @@ def create_pairings(
         pairing.seed = pairing_seed(ladder.seed, pairing.id)
     session.flush()
     return pairings
+
+
+def unrated_pairings() -> Any:
+    """A SELECT of the ids of every unrated challenge's pairings, whose games stay out of the
+    ladder's rating fit and of a bot's record against its opponents."""
+    return (
+        select(Pairing.id)
+        .join(Challenge, col(Challenge.id) == Pairing.challenge_id)
+        .where(~col(Challenge.rated))
+    )
 
 
 def task_size(session: Session, *, ladder_id: int) -> int:

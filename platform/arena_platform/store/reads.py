@@ -29,7 +29,7 @@ from arena_platform.models import (
     User,
 )
 from arena_platform.sprt import Model, Verdict
-from arena_platform.store.pairings import FAILED, QUEUED, RUNNING
+from arena_platform.store.pairings import FAILED, QUEUED, RUNNING, unrated_pairings
 from arena_platform.store.sprt_tests import result as sprt_result
 
 GameResult = Literal["win", "draw", "loss"]  # from one bot's point of view
@@ -331,13 +331,15 @@ def get_game(session: Session, *, game_id: int) -> GameSummary | None:
 
 
 def results_by_opponent(session: Session, *, bot_id: int) -> list[OpponentResult]:
-    """The bot's record against each opponent it met, most games first."""
+    """The bot's record against each opponent it met in rated games, most games first (an unrated
+    challenge's games show on the challenge's page, not here)."""
+    rated = col(GameRecord.pairing_id).not_in(unrated_pairings())
     as_first = select(GameRecord.second_bot_id.label("opponent_id"), GameRecord.score.label("points")).where(
-        GameRecord.first_bot_id == bot_id
+        GameRecord.first_bot_id == bot_id, rated
     )
     as_second = select(
         GameRecord.first_bot_id.label("opponent_id"), (1 - GameRecord.score).label("points")
-    ).where(GameRecord.second_bot_id == bot_id)
+    ).where(GameRecord.second_bot_id == bot_id, rated)
     games = union_all(as_first, as_second).subquery()
     record = (
         select(

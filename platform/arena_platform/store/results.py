@@ -24,9 +24,9 @@ from sqlmodel import Session, col, select
 
 from arena_platform.models import GameRecord, PairCount, Pairing
 from arena_platform.ratings import count_pair_arrays
-from arena_platform.store.challenges import counts_in_ratings, unrated_pairings
+from arena_platform.store.challenges import counts_in_ratings
 from arena_platform.store.live import drop_pairing
-from arena_platform.store.pairings import mark_done
+from arena_platform.store.pairings import mark_done, unrated_pairings
 from arena_platform.store.sprt_tests import add_pairing
 
 MAX_END_REASON_CHARS = 500  # the width of GameRecord.end_reason
