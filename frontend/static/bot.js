@@ -1,7 +1,7 @@
 // A bot's page: what is booked for it and when it plays (refreshed), its rating history (the
 // estimate after each refit inside its 95% band), its record against each opponent, its recent
 // games and challenges, and for a new version its SPRT against the previous one, refreshed while it runs; and
-// the form that starts a game against it.
+// the forms that start a game against it and challenge it.
 
 import { h, svg, pageData, botLink, percent, getJson, shortTime, duration, ReadableError } from "./dom.js";
 import { drawAtWidth, padded, plotFrame, points, ticks } from "./plot.js";
@@ -9,6 +9,7 @@ import { gamesTable } from "./gametable.js";
 import { startGame } from "./playstart.js";
 import { eloText, eloValue } from "./elo.js";
 import { challengesTable } from "./challengetable.js";
+import { offerChallenge } from "./challengeform.js";
 
 const data = pageData();
 const HISTORY_HEIGHT = 220;
@@ -80,6 +81,7 @@ drawHistory(document.getElementById("history"), data.history, data.games.length 
 document.getElementById("opponents").replaceChildren(opponentsTable(data.opponents));
 document.getElementById("games").replaceChildren(gamesTable(data.games, { botId: data.bot.id }));
 document.getElementById("challenges").replaceChildren(challengesTable(data.bot.challenges));
+offerChallenge(data.bot);
 
 // ---- the SPRT of a new version against its previous one (GET /api/v1/bots/{id}/sprt) ----------
 

@@ -2,7 +2,7 @@
 bar, pentanomial counts, verdict in words, Elo difference with its interval) and follows it live
 to the verdict; a first version shows none. A challenge's page: its progress, W/D/L and Elo
 difference follow its games live until it finishes, its games link to the replay viewer, and the
-opponent's page lists it."""
+opponent's page lists it. A bot page's challenge form books one for the signed-in user."""
 
 from __future__ import annotations
 
@@ -163,3 +163,31 @@ def test_a_challenge_page_follows_its_games_live_and_the_opponent_lists_it(page,
     expect(row.locator(".badge.unrated")).to_have_count(1)
     row.locator(f"a[href='/challenges/{challenge.id}']").click()
     expect(page).to_have_url(re.compile(rf"/challenges/{challenge.id}$"))
+
+
+def test_the_bot_page_books_a_challenge_for_a_signed_in_user(page, site, screenshot):
+    with session(site.engine) as db:
+        uct = db.exec(select(Bot.id).where(Bot.ladder_id == site.bobail_ladder, Bot.name == "uct")).one()
+        alice = db.exec(select(User).where(User.name == "alice")).one()
+        owned = select(Bot).where(
+            Bot.ladder_id == site.bobail_ladder, Bot.owner_id == alice.id, Bot.status == "active"
+        )
+        choices = [f"{bot.name} v{bot.version}" for bot in db.exec(owned.order_by(Bot.name, Bot.version.desc()))]
+    page.goto(f"{site.url}/bots/{uct}")
+    expect(page.locator("#challenge-invite")).to_contain_text("Sign in to challenge this bot")
+    expect(page.locator("#challenge-form")).to_be_hidden()
+
+    page.evaluate("token => localStorage.setItem('arena.token', token)", site.token)
+    page.reload()
+    form = page.locator("#challenge-form")
+    expect(form).to_be_visible()
+    expect(page.locator("#challenge-bot option")).to_have_text(choices)
+    page.get_by_label("Pairs").fill("3")
+    page.get_by_label("Rated").check()
+    screenshot(page, "bot-page-challenge-form")
+    page.get_by_role("button", name="Challenge uct").click()
+    expect(page).to_have_url(re.compile(r"/challenges/\d+$"))
+    expect(page.locator("h1 .badge.rated")).to_have_text("rated")
+    expect(page.locator(".page-head .subtitle")).to_contain_text(f"{choices[0]} (by alice) against uct v1")
+    expect(page.locator("#pairs-text")).to_have_text("0 / 3 pairs")
+    screenshot(page, "challenge-booked-from-the-bot-page")

@@ -110,7 +110,7 @@ def ladder_page(ladder_id: str, request: Request, session: SessionDep, services:
 
 
 @router.get("/bots/{bot_id}", response_class=HTMLResponse)
-def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+def bot_page(bot_id: str, request: Request, session: SessionDep, services: ServicesDep) -> HTMLResponse:
     bot = _lookup(bot_id, lambda key: bots.describe_bot(session, bot_id=key))
     if bot is None:
         return _not_found(request, f"bot {bot_id}")
@@ -137,6 +137,9 @@ def bot_page(bot_id: str, request: Request, session: SessionDep) -> HTMLResponse
         and ladder.game_version == spec.version
         and offered_to_people(GAMES[ladder.game]),
         played=bool(data["games"]),  # a new bot can have games before its first rating
+        # challenged as `store.challenges` allows: an active bot of its game's current version
+        challengeable=bot.status == "active" and ladder.game_version == spec.version,
+        challenge_max_pairs=services.settings.challenge_max_pairs,
         successor=newest if newest is not None and newest.version > bot.version else None,
         training_session=None if checkpoint is None else checkpoint.session_id,
         page_data=data,
