@@ -172,7 +172,8 @@ def test_the_bot_page_books_a_challenge_for_a_signed_in_user(page, site, screens
         owned = select(Bot).where(
             Bot.ladder_id == site.bobail_ladder, Bot.owner_id == alice.id, Bot.status == "active"
         )
-        choices = [f"{bot.name} v{bot.version}" for bot in db.exec(owned.order_by(Bot.name, Bot.version.desc()))]
+        newest_first = owned.order_by(Bot.name, col(Bot.version).desc())
+        choices = [f"{bot.name} v{bot.version}" for bot in db.exec(newest_first)]
     page.goto(f"{site.url}/bots/{uct}")
     expect(page.locator("#challenge-invite")).to_contain_text("Sign in to challenge this bot")
     expect(page.locator("#challenge-form")).to_be_hidden()
