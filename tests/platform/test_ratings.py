@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import random
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.optimize
+from bench_modules import load_bench
 from scipy.special import expit
 
 from arena_platform.ratings import (
@@ -27,18 +25,7 @@ from arena_platform.ratings import (
     fit_ratings,
 )
 
-
-def load_bench_ratings():
-    """bench/ratings.py, the project's rating-accuracy method (simulated ladders), as a module."""
-    path = Path(__file__).parents[2] / "bench" / "ratings.py"
-    spec = importlib.util.spec_from_file_location("bench_ratings", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load_bench_ratings()
+bench = load_bench("ratings")  # the project's rating-accuracy method (simulated ladders)
 
 
 def games(first: str, second: str, wins: int = 0, draws: int = 0, losses: int = 0) -> list[GameResult]:
