@@ -61,6 +61,7 @@ bench: $(BENCH_INSTALLED) $(WARMED)
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/platform_load.py  # needs PostgreSQL and Redis, as CI has
 	$(BIN)/python bench/first_hour.py
+	$(BIN)/python bench/final.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

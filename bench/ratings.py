@@ -43,6 +43,7 @@ from scipy.special import expit
 from arena_platform.ratings import (
     ELO_PER_LOGIT,
     PROVISIONAL_HALF_WIDTH,
+    GameResult,
     RatingTable,
     count_pair_arrays,
     fit_pair_counts,
@@ -83,6 +84,19 @@ def drawn_scores(rng: np.random.Generator, first_elo: np.ndarray, second_elo: np
     draw = DRAW_RATE * 4.0 * p * (1.0 - p)
     u = rng.random(p.shape)
     return np.where(u < p - draw / 2, 1.0, np.where(u < p + draw / 2, 0.5, 0.0))
+
+
+def paired_games(rng: np.random.Generator, pairs: np.ndarray, truth: np.ndarray) -> list[GameResult]:
+    """Two games for each row of the (P, 2) bot indices `pairs`, the second with seats swapped,
+    drawn as `drawn_scores` draws them from the (B,) true Elo ratings `truth`: results naming the
+    bots str(index), with game ids numbered in order."""
+    seats = np.repeat(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), 2, axis=0)
+    seats[1::2] = seats[1::2, ::-1]
+    scores = drawn_scores(rng, truth[seats[:, 0]], truth[seats[:, 1]])
+    return [
+        GameResult(str(k), str(first), str(second), float(score))
+        for k, ((first, second), score) in enumerate(zip(seats, scores, strict=True))
+    ]
 
 
 def median_seconds(work: Callable[[], object], repeats: int) -> float:

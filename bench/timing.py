@@ -163,12 +163,13 @@ def bobail_planes(count: int) -> dict[str, np.ndarray]:
     return {"board": np.stack([BOBAIL.encode(s, BOBAIL.to_move(s)[0])["board"] for s in states])}
 
 
-def zoo_bot(blobs: BlobStore, ladder_id: int, model: bytes, name: str) -> Bot:
+def zoo_bot(blobs: BlobStore, ladder_id: int, model: bytes, name: str, player: str | None = None) -> Bot:
     """A network bot of `ladder_id` (not yet added) for a zoo model's bytes, named `name`, its player
-    and the rest of its manifest from the file's metadata, its model stored in `blobs`; unvalidated,
-    where `arena demo` validates a new one (the zoo's files are the project's own)."""
+    (`player`, or the file's) and the rest of its manifest from the file's metadata, its model stored
+    in `blobs`; unvalidated, where `arena demo` validates a new one (the zoo's files are the project's
+    own)."""
     props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
-    manifest = Manifest.from_metadata(props, {"name": name})
+    manifest = Manifest.from_metadata(props, {"name": name, "player": player})
     return Bot(
         ladder_id=ladder_id,
         name=manifest.name,

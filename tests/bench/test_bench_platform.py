@@ -1,5 +1,5 @@
-"""The platform's benchmarks (live games, platform load, a bot author's first hour) run in their
-quick mode and print their figures beside their targets (see quick_run.py)."""
+"""The platform's benchmarks (live games, platform load, a bot author's first hour, a competition's
+final) run in their quick mode and print their figures beside their targets (see quick_run.py)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,11 @@ def test_first_hour_prints_each_target_beside_its_figure_and_the_load():
     assert "3. a new version's SPRT" in out
     assert out.count("(target ") == 3  # one ladder in the quick run: one figure per target
     assert "load average" in out
+
+
+def test_final_prints_its_table_pairings_per_cpu_hour_and_the_issue_scale():
+    out = run_quick("final.py")
+    assert "3 entrants at 4 simulations, 1 pairing(s) per pair:" in out
+    assert "pairings per CPU-hour" in out
+    assert "19,800 pairings: " in out
+    assert "worker-core-hours" in out

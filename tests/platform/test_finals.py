@@ -41,7 +41,7 @@ from arena_platform.local_view import load_game
 from arena_platform.ratings import GameResult
 from arena_platform.store.pairings import pairing_seed
 
-bench = load_bench("ratings")  # the project's rating-accuracy method: drawn_scores, covered
+bench = load_bench("ratings")  # the project's rating-accuracy method: paired_games, covered
 
 
 def played(pairing: FinalPairing, points_of_a: float) -> list[GameResult]:
@@ -192,18 +192,11 @@ SIMULATED_ENTRANTS = 8
 
 def simulated_final(seed: int) -> tuple[FinalRanking, dict[str, float]]:
     """A final of 8 entrants with true Elo uniform in [-150, 150], 4 pairings per pair of entrants,
-    outcomes from the Bradley-Terry model with draws (bench/ratings.py's `drawn_scores`)."""
+    outcomes from the Bradley-Terry model with draws (bench/ratings.py's `paired_games`)."""
     rng = np.random.default_rng(seed)
     plan = FinalPlan(entrants=tuple(range(SIMULATED_ENTRANTS)), pairs_per_pair=4, seed=seed)
     truth = rng.uniform(-150.0, 150.0, SIMULATED_ENTRANTS)
-    schedule = round_robin(plan)
-    seats = np.array([(p.bot_a, p.bot_b) for p in schedule for _ in range(2)])
-    seats[1::2] = seats[1::2, ::-1]  # the second game of each pairing, seats swapped
-    scores = bench.drawn_scores(rng, truth[seats[:, 0]], truth[seats[:, 1]])
-    results = [
-        GameResult(str(k), str(first), str(second), float(score))
-        for k, ((first, second), score) in enumerate(zip(seats, scores, strict=True))
-    ]
+    results = bench.paired_games(rng, np.array([(p.bot_a, p.bot_b) for p in round_robin(plan)]), truth)
     return rank_final(results, plan.entrants), {str(e): float(truth[e]) for e in plan.entrants}
 
 

@@ -55,7 +55,8 @@ class RankedEntrant:
 
 @dataclass(frozen=True)
 class FinalRanking:
-    """The final's table, best first (rated by rating, then unrated by id), and the fit behind it."""
+    """The final's table, best first, in the fit's order (rated entrants by rating, then those
+    without games; equals by str(id)), and the fit behind it."""
 
     rows: tuple[RankedEntrant, ...]
     table: RatingTable  # bots named str(entrant id)
