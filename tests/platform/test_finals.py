@@ -132,6 +132,8 @@ def test_a_settled_ranking_gets_no_extra_round_and_extra_rounds_follow_the_round
     assert extra_round(plan, schedule, ranking) == []
     with pytest.raises(ValueError, match="round robin is not all scheduled"):
         extra_round(plan, schedule[:3], ranking)
+    with pytest.raises(ValueError, match="whole schedule so far"):
+        extra_round(plan, schedule[1:], ranking)
 
 
 # --- The ranking ---
@@ -275,3 +277,28 @@ def test_the_replay_zip_refuses_unsafe_names(name: str, reason: str):
         write_replay_zip(io.BytesIO(), [(name, b"{}")])
     with pytest.raises(ValueError, match="two replays are named"):
         write_replay_zip(io.BytesIO(), [("a.json", b"{}"), ("a.json", b"{}")])
+
+
+def test_a_whole_final_plays_its_extra_rounds_until_settled_or_capped():
+    """The loop the competition runs: the round robin, then extra rounds while any are due, each
+    played whole before the next is asked for; the extra games settle neighbours they are between."""
+    rng = np.random.default_rng(7)
+    plan = FinalPlan(entrants=(1, 2, 3, 4, 5), pairs_per_pair=2, seed=7, extra_pairs=8, max_extra_rounds=3)
+    truth = np.array([0.0, -300.0, -100.0, 0.0, 100.0, 300.0])  # by entrant id; index 0 unused
+    schedule = round_robin(plan)
+    results = played_final(rng, schedule, truth)
+    unsettled_before = len(unsettled_pairs(rank_final(results, plan.entrants)))
+    while extra := extra_round(plan, schedule, rank_final(results, plan.entrants)):
+        results += played_final(rng, extra, truth, first_game=2 * len(schedule))
+        schedule += extra
+    assert max(p.round for p in schedule) < plan.pairs_per_pair + plan.max_extra_rounds
+    assert len(unsettled_pairs(rank_final(results, plan.entrants))) < unsettled_before
+
+
+def played_final(
+    rng: np.random.Generator, schedule: list[FinalPairing], truth: np.ndarray, first_game: int = 0
+) -> list[GameResult]:
+    """The schedule's pairings played as bench/ratings.py's `paired_games` plays them, game ids
+    from `first_game` on (a later round's ids follow the earlier rounds')."""
+    games = bench.paired_games(rng, np.array([(p.bot_a, p.bot_b) for p in schedule]), truth)
+    return [GameResult(str(first_game + int(g.game_id)), g.first, g.second, g.score) for g in games]

@@ -25,6 +25,7 @@ rank is the best of its group's places (competition ranking: 1, 2, 2, 4).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
@@ -78,11 +79,12 @@ def rank_final(results: Iterable[GameResult], entrants: Collection[int]) -> Fina
     ]
     probabilities.append(None)
     ranks = _shared_ranks(probabilities)
+    group_sizes = Counter(ranks)
     rows = tuple(
         RankedEntrant(
             rank=ranks[k],
             entrant=names[row.bot],
-            tied=ranks[k] in (ranks[k - 1] if k else None, ranks[k + 1] if k + 1 < len(ranks) else None),
+            tied=group_sizes[ranks[k]] > 1,
             rating=row.rating,
             interval_low=None if row.rating is None else row.interval_low,
             interval_high=None if row.rating is None else row.interval_high,

@@ -94,15 +94,18 @@ def unsettled_pairs(ranking: FinalRanking) -> list[tuple[int, int]]:
 def extra_round(
     plan: FinalPlan, scheduled: Sequence[FinalPairing], ranking: FinalRanking
 ) -> list[FinalPairing]:
-    """The next extra round (the module's rule) after the `scheduled` pairings, all played, whose
-    games `ranking` ranks; empty when the ranking is settled or the cap is reached."""
-    played_rounds = max((pairing.round for pairing in scheduled), default=-1) + 1
-    if played_rounds < plan.pairs_per_pair:
+    """The next extra round (the module's rule) after `scheduled`, every pairing scheduled so far
+    (numbered 0 .. len - 1) and all played, whose games `ranking` ranks; empty when the ranking is
+    settled or the cap is reached."""
+    if sorted(pairing.number for pairing in scheduled) != list(range(len(scheduled))):
+        raise ValueError("the scheduled pairings must be the whole schedule so far, numbered from 0")
+    rounds_scheduled = max((pairing.round for pairing in scheduled), default=-1) + 1
+    if rounds_scheduled < plan.pairs_per_pair:
         raise ValueError("the round robin is not all scheduled: extra rounds come after it")
-    if played_rounds - plan.pairs_per_pair >= plan.max_extra_rounds:
+    if rounds_scheduled - plan.pairs_per_pair >= plan.max_extra_rounds:
         return []
     pairs = [tuple(sorted(pair)) for pair in unsettled_pairs(ranking)]
-    rounds = ((played_rounds, pair) for pair in pairs for _ in range(plan.extra_pairs))
+    rounds = ((rounds_scheduled, pair) for pair in pairs for _ in range(plan.extra_pairs))
     return _numbered(plan, rounds, start=len(scheduled))
 
 
