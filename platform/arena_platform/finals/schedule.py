@@ -11,7 +11,9 @@ has the seed `pairing_seed(final seed, n)`, derived as a ladder derives a pairin
 every pairing has its own opening. Openings are drawn per pairing rather than shared by all pairs,
 so that games are independent given the entrants' strengths, as the fit's intervals assume; every
 entrant still meets the same distribution of openings and the same number against each opponent.
-The same plan always gives the same list in the same order.
+The same plan always gives the same list in the same order. Booked as ladder pairings
+(`store.pairings.create_pairings`, which seeds a pairing from its ladder), each pairing's `seed`
+must be set to the schedule's.
 
 The extra rounds ("more games where the ranking is still unsettled"), decided once every pairing
 scheduled so far has been played: an adjacent pair of the current ranking is unsettled when the
