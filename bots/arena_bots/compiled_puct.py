@@ -3,7 +3,8 @@ compiled core (ARCHITECTURE §9).
 
 It is `arena_bots.mcts.search` with rule "puct" (lockstep over the requests, `leaves_per_round`
 descents per tree and round with virtual loss, root noise) on a game's kernels (`GAMES`:
-Bobail's and Pente's, and Spring 2021's as `sequential.sequential` views it), with a
+Bobail's and Pente's, and Spring 2021's and Smash's, wells 6 wide, as `sequential.sequential`
+views them: the searcher's choice waits for the other's), with a
 `NetworkEvaluator`. The trees, the descents, the steps to the new leaves, their legal masks and
 encodings (every input of the game's spec) run in compiled code; Python is back once per round
 with the batch of the new leaves' encodings, which it hands to `NetworkEvaluator.evaluate_inputs`
@@ -35,8 +36,10 @@ from numba import njit
 
 from arena_bots.compiled_uct import GAMES as TREE_GAMES
 from arena_bots.compiled_uct import (
+    SMASH_WELLS,
     BobailTag,
     PenteTag,
+    SmashTag,
     SpringTag,
     TreeGame,
     _copy,
@@ -60,6 +63,7 @@ from arena_bots.mcts import (
 from arena_games.api import Game
 from arena_games.bobail import kernels as bobail
 from arena_games.pente import kernels as pente
+from arena_games.smash import kernels as smash
 from arena_games.spring2021 import kernels as spring2021
 
 _UNEXPANDED, _PENDING = -1, -2  # an edge's child before expansion; while its leaf is evaluated
@@ -82,13 +86,26 @@ def _spring_encode(board: np.ndarray, info: np.ndarray, player: int, inputs: tup
     spring2021.encode(board, info, player, inputs[0][row])
 
 
+@njit(cache=True)
+def _smash_encode(board: np.ndarray, info: np.ndarray, player: int, inputs: tuple, row: int) -> None:
+    """Of the sequential view's arrays (its board: the wells, then the pairs); "own", "opponent"
+    and "pieces" as the game's encoder writes them."""
+    wells, pairs = board[:SMASH_WELLS], board[SMASH_WELLS:]
+    smash.encode(wells, pairs, info, player, inputs[0][row], inputs[1][row], inputs[2][row])
+
+
 # Per tag: (board, info, player, inputs, row) writes the network input of the position for `player`
 # into row `row` of each array of `inputs` (one per input of the game's spec, in its order).
-_ENCODERS = {BobailTag: _bobail_encode, PenteTag: _pente_encode, SpringTag: _spring_encode}
+_ENCODERS = {
+    BobailTag: _bobail_encode,
+    PenteTag: _pente_encode,
+    SpringTag: _spring_encode,
+    SmashTag: _smash_encode,
+}
 _encode = by_tag(_ENCODERS.__getitem__)
 
-# The games with kernels and an encoder (_ENCODERS); Spring 2021 as `sequential` views it.
-GAMES = {name: TREE_GAMES[name] for name in ("bobail", "pente", "spring2021")}
+# The games with kernels and an encoder (_ENCODERS); Spring 2021 and Smash as `sequential` views them.
+GAMES = {name: TREE_GAMES[name] for name in ("bobail", "pente", "spring2021", "smash")}
 
 
 def supports(game: Game, evaluator: object, config: SearchConfig) -> bool:

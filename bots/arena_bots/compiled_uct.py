@@ -202,7 +202,7 @@ def _spring_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, scratc
     spring.random_playout(board, info, rng, draws, legal)
 
 
-_SMASH_WELLS = 2 * SMASH_WIDTH * SMASH_HEIGHT  # cells of the two wells at the board's start
+SMASH_WELLS = 2 * SMASH_WIDTH * SMASH_HEIGHT  # cells of the two wells at the view board's start
 
 
 @njit(cache=True)
@@ -212,14 +212,14 @@ def _smash_mover(info: np.ndarray) -> int:
 
 @njit(cache=True)
 def _smash_legal_mask(board: np.ndarray, info: np.ndarray, out: np.ndarray) -> int:
-    return smash.legal_mask(board[:_SMASH_WELLS], info, _smash_mover(info), out)
+    return smash.legal_mask(board[:SMASH_WELLS], info, _smash_mover(info), out)
 
 
 @njit(cache=True)
 def _smash_step(board: np.ndarray, info: np.ndarray, action: int) -> None:
     play, first, second = _view_frame(3 if smash.to_move(info) else 0, info, smash.FIELDS, action)
     if play:
-        smash.step(board[:_SMASH_WELLS], board[_SMASH_WELLS:], info, first, second)
+        smash.step(board[:SMASH_WELLS], board[SMASH_WELLS:], info, first, second)
 
 
 @njit(cache=True)
@@ -227,7 +227,7 @@ def _smash_playout(board: np.ndarray, info: np.ndarray, rng: np.ndarray, legal: 
     """As `_spring_playout`; scratch: a legal mask."""
     if info[smash.FIELDS + 1] >= 0:
         _smash_step(board, info, nth_true(legal, pcg64.bounded(rng, _smash_legal_mask(board, info, legal))))
-    smash.random_playout(board[:_SMASH_WELLS], board[_SMASH_WELLS:], info, rng)
+    smash.random_playout(board[:SMASH_WELLS], board[SMASH_WELLS:], info, rng)
 
 
 GAMES = {

@@ -90,8 +90,9 @@ class MctsPlayer:
     visited move, above 0 samples by visits^(1 / temperature). `fpu_reduction`, the Dirichlet
     root noise and `leaves_per_round` (virtual loss; SEARCH_LEAVES) are as in
     `arena_bots.mcts.SearchConfig`. `core` (default: `core.selected_core()`, ARENA_CORE): on
-    "compiled", Bobail, Pente and Spring 2021 with a network evaluator search in `compiled_puct` (the
-    reference's very visits for a deterministic evaluator); elsewhere `mcts.search` (`puct_search`).
+    "compiled", Bobail, Pente, Spring 2021 and Smash with a network evaluator search in
+    `compiled_puct` (the reference's very visits for a deterministic evaluator); elsewhere
+    `mcts.search` (`puct_search`).
     """
 
     def __init__(
@@ -136,7 +137,7 @@ def puct_search(
     game: Game, evaluator: Evaluator, requests: Sequence[Request], config: SearchConfig, core: str
 ) -> list[SearchResult]:
     """`mcts.search` of a PUCT `config` as `core` runs it: on "compiled", in `compiled_puct` where
-    it reproduces the reference (compiled_puct.supports: Bobail, Pente and Spring 2021 with a
+    it reproduces the reference (compiled_puct.supports: Bobail, Pente, Spring 2021 and Smash with a
     network evaluator, root noise or not), unless it refuses a request before drawing (a position the
     kernels cannot hold, or a player not to move, which `search` reports); elsewhere `mcts.search`.
     The AlphaZero player's and self-play's search. `compiled_puct` is imported here: loading Numba

@@ -2,11 +2,12 @@
 with a deterministic network the same visits, priors and root values, lockstep and virtual loss
 alike, the same faults for rows the network fails, so the AlphaZero player plays the same moves on
 both cores (ARENA_CORE) on Bobail and Pente (two network inputs: its board planes and captures);
-Spring 2021 as its sequential view, both seats of a frame; root noise drawn as the reference draws
-it."""
+Spring 2021 and Smash (three inputs; skulls waiting and landing) as their sequential views, both
+seats of a frame; root noise drawn as the reference draws it."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,8 @@ from arena_bots.players import MctsPlayer
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import GAME as PENTE
+from arena_games.smash import GAME as SMASH
+from arena_games.smash.rules import HEIGHT, SKULL, SmashState
 from arena_games.spring2021 import GAME as SPRING2021
 from arena_games.spring2021 import rules as spring_rules
 
@@ -34,7 +37,8 @@ class LinearNetwork:
         rng = np.random.default_rng(seed)
         features = sum(int(np.prod(shape)) for shape in game.spec.inputs.values())
         scale = 1 / np.sqrt(features)  # logits and values of about 10 and 1.6 (standard deviations)
-        self.policy = rng.normal(0, 10 * scale, (features, game.spec.heads["move"])).astype(np.float32)
+        (actions,) = game.spec.heads.values()
+        self.policy = rng.normal(0, 10 * scale, (features, actions)).astype(np.float32)
         self.value = rng.normal(0, 1.6 * scale, features).astype(np.float32)
         self.broken = broken
         self.calls: list[int] = []  # batch size per call
@@ -68,18 +72,32 @@ def assert_same(compiled: list, reference: list) -> None:
         assert ours.value == theirs.value
 
 
+def skull_state(seed: int, turns: int) -> SmashState:
+    """Smash after `turns` random turns, a skull on top of every column of both wells with room
+    for it, and 410 and 400 points unsent: a clear next to a skull takes it, and any clear sends a
+    line of skulls (420 points)."""
+
+    def topped(well: tuple) -> tuple:
+        return tuple((*column, SKULL) if len(column) < HEIGHT else column for column in well)
+
+    state = random_state(seed, turns, SMASH)
+    return dataclasses.replace(state, wells=tuple(map(topped, state.wells)), unsent=(410, 400))
+
+
 POSITIONS = {  # per game: positions near the start (the opening rules' bans), mid-game, near the end
     "bobail": [random_state(seed, plies, BOBAIL) for seed, plies in [(1, 0), (2, 7), (3, 20), (4, 41)]]
     + [late_state(seed, left) for seed, left in [(5, 3), (6, 8), (7, 1)]],
     "pente": [random_state(seed, plies, PENTE) for seed, plies in [(1, 0), (2, 1), (3, 2), (5, 160)]]
     + [late_state(seed, left, PENTE) for seed, left in [(8, 2), (9, 5), (10, 1)]],  # captures up to 4
     "spring2021": SEQUENTIAL_STATES["spring2021"],  # frames of one mover too; the last ones end soon
+    "smash": SEQUENTIAL_STATES["smash"]  # the start, mid-game, two wells about to block
+    + [skull_state(seed, turns) for seed, turns in [(4, 20), (9, 12), (11, 20)]],  # the last nearly full
 }
 RUNNING = {
     game.name: [state for state in POSITIONS[game.name] if not game.is_over(state)]
-    for game in (BOBAIL, PENTE, SPRING2021)
+    for game in (BOBAIL, PENTE, SPRING2021, SMASH)
 }
-GAMES = [pytest.param(game, id=game.name) for game in (BOBAIL, PENTE, SPRING2021)]
+GAMES = [pytest.param(game, id=game.name) for game in (BOBAIL, PENTE, SPRING2021, SMASH)]
 
 
 def flat_inputs(game: Game, state: Any) -> np.ndarray:
@@ -99,6 +117,17 @@ def test_visits_equal_the_reference_search(game: Game, leaves: int, fpu_reductio
     reference = search(game, evaluator, requests(states, 0, game), config)
     assert_same(compiled, reference)
     assert all(result.visits.sum() == 120 for result in compiled)
+
+
+def test_the_smash_positions_drop_and_clear_skulls_in_a_turn() -> None:
+    def skulls(state: SmashState) -> list[int]:
+        return [sum(column.count(SKULL) for column in well) for well in state.wells]
+
+    for state in POSITIONS["smash"][-3:]:
+        first, second = (np.flatnonzero(SMASH.legal_masks(state, player)[0]) for player in (0, 1))
+        after = np.array([skulls(SMASH.step(state, [(a,), (b,)])) for a in first for b in second])
+        assert (after > skulls(state)).any()
+        assert (after < skulls(state)).any()
 
 
 @pytest.mark.parametrize("leaves", [1, 4])
@@ -133,18 +162,21 @@ def seat_requests(game: Game, states: list[Any], seed: int) -> list[Request]:
     ]
 
 
+SIMULTANEOUS = [pytest.param(game, id=game.name) for game in (SPRING2021, SMASH)]
+
+
+@pytest.mark.parametrize("game", SIMULTANEOUS)
 @pytest.mark.parametrize("leaves", [1, 4])
 @pytest.mark.parametrize("noise", [0.0, 0.25])
-def test_spring_searches_as_its_sequential_view_equal_the_reference(leaves: int, noise: float) -> None:
-    states = [state for state in SEQUENTIAL_STATES["spring2021"] if not SPRING2021.is_over(state)]
+def test_simultaneous_searches_as_their_sequential_view_equal_the_reference(
+    game: Game, leaves: int, noise: float
+) -> None:
+    states = RUNNING[game.name]
     config = SearchConfig(simulations=60, leaves_per_round=leaves, dirichlet_fraction=noise)
-    evaluator = NetworkEvaluator(LinearNetwork(leaves, SPRING2021), SPRING2021)
-    ours, theirs = seat_requests(SPRING2021, states, 3), seat_requests(SPRING2021, states, 3)
-    assert compiled_puct.supports(SPRING2021, evaluator, config)
-    assert_same(
-        compiled_puct.search(SPRING2021, evaluator, ours, config),
-        search(SPRING2021, evaluator, theirs, config),
-    )
+    evaluator = NetworkEvaluator(LinearNetwork(leaves, game), game)
+    ours, theirs = seat_requests(game, states, 3), seat_requests(game, states, 3)
+    assert compiled_puct.supports(game, evaluator, config)
+    assert_same(compiled_puct.search(game, evaluator, ours, config), search(game, evaluator, theirs, config))
     assert len(ours) > len(states)  # frames where both seats search
     for mine, reference in zip(ours, theirs, strict=True):
         assert mine.rng.bit_generator.state == reference.rng.bit_generator.state
@@ -191,9 +223,16 @@ def test_the_alphazero_player_searches_in_the_compiled_tree_on_the_compiled_core
         MctsPlayer(evaluator, simulations=5, core="compiled").decide(game, requests(states[:1], 6, game))
 
 
-def test_whole_spring_games_replay_the_same_on_both_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two short games in lockstep (6 days), AlphaZero against AlphaZero with different networks,
-    every frame of both seats searched in the compiled tree on the compiled core."""
+@pytest.mark.parametrize(
+    ("game", "config"),
+    [(SPRING2021, {"MAX_ROUNDS": 6}), (SMASH, {"TURN_LIMIT": 8})],
+    ids=["spring2021", "smash"],
+)
+def test_whole_simultaneous_games_replay_the_same_on_both_cores(
+    game: Game, config: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two short games in lockstep (6 days, 8 turns), AlphaZero against AlphaZero with different
+    networks, every frame of both seats searched in the compiled tree on the compiled core."""
     compiled_calls = []
     compiled_search = compiled_puct.search
     monkeypatch.setattr(
@@ -202,13 +241,11 @@ def test_whole_spring_games_replay_the_same_on_both_cores(monkeypatch: pytest.Mo
     results = []
     for core in ("reference", "compiled"):
         players = tuple(
-            MctsPlayer(
-                NetworkEvaluator(LinearNetwork(seed, SPRING2021), SPRING2021), simulations=20, core=core
-            )
+            MctsPlayer(NetworkEvaluator(LinearNetwork(seed, game), game), simulations=20, core=core)
             for seed in (8, 9)
         )
-        setups = [MatchSetup(players=players, seed=seed, config={"MAX_ROUNDS": 6}) for seed in (1, 2)]
-        results.append(play_many(SPRING2021, setups))
+        setups = [MatchSetup(players=players, seed=seed, config=config) for seed in (1, 2)]
+        results.append(play_many(game, setups))
     assert results[0] == results[1]
     assert all(result.end_reason for result in results[1])
     assert compiled_calls

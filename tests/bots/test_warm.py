@@ -24,7 +24,12 @@ from arena_games.api import Game
 from arena_games.registry import GAMES, UnknownGame, get_game
 
 ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo"
-ZOO_NETS = {"bobail": "az-bobail-final", "pente": "az-pente-final", "spring2021": "az-spring2021-final"}
+ZOO_NETS = {  # a network per game the AlphaZero player searches (Smash's actor-critic: a policy and a value)
+    "bobail": "az-bobail-final",
+    "pente": "az-pente-final",
+    "spring2021": "az-spring2021-final",
+    "smash": "ac-smash-final",
+}
 
 
 def _dispatchers() -> list[Dispatcher]:
