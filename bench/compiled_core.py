@@ -26,16 +26,17 @@ measurements interleaved round by round so that a change in load hits every row 
         `turns_stepped`). Target: compiled >= 5x reference. Spring 2021's frames/CPU-s the
         same way (`kernels.random_playout`, which counts its frames, against engines.py's
         `spring2021_stepped`), from the maps of seeds 0.. . Target: compiled >= 10x reference.
-  puct  the AlphaZero player's search on Bobail, Pente and Spring 2021 (PUCT, `players.SEARCH_LEAVES`
-        descents per tree and round, the positions searched in lockstep: Bobail's and Pente's
-        seeded openings, Spring's mid-game frames (day 8; its openings are day 0, a handful of
-        actions) by both seats, seed 001's sequential search) with a trivial network
+  puct  the AlphaZero player's search on Bobail, Pente, Spring 2021 and Smash (PUCT,
+        `players.SEARCH_LEAVES` descents per tree and round, the positions searched in lockstep:
+        Bobail's and Pente's seeded openings; Spring's mid-game frames (day 8; its openings are
+        day 0, a handful of actions) and Smash's (turn 10 of random play; it starts with empty
+        wells) by both seats, seed 001's sequential search) with a trivial network
         (`TrivialNetwork`: fixed logits, a value from two spans' sums), on each core:
         `compiled_puct.search` and the reference `mcts.search`. Its CPU per simulation is what a
         simulation costs outside the model (tree + engine + encode + glue; no model host, so no
         IPC). Targets: Bobail <= 12 µs, Pente <= 20 µs, Spring <= 10 µs (issue 24's figures for a
         real worker batch, IPC included; bench/search.py measures Pente's and Spring's through the
-        model host).
+        model host); Smash has none.
 Pente's games are longer and its step does more (captures), so neither pair is the same work;
 they are the games the issue compares. OpenSpiel (`open-spiel`, in the bench extra) is optional:
 without it the peer rows say so and the ratios are "-".
@@ -51,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from engines import bobail_stepped, spring2021_stepped
-from timing import CpuMeter, opening_positions, spring_positions
+from timing import CpuMeter, opening_positions, played_positions, spring_positions
 
 from arena_bots import compiled_puct, compiled_uct
 from arena_bots.evaluators import NetworkEvaluator, RolloutEvaluator
@@ -315,7 +316,8 @@ def spring2021_meters(plan: Plan) -> list[CpuMeter]:
 
 def value_spans(game: Game) -> tuple[slice, slice]:
     """The features of `game`'s first network input (flat) whose sums' difference TrivialNetwork
-    values: a board game's first two planes, the two players' blocks of Spring 2021's."""
+    values: a board game's first two planes (Smash's: its own well's skulls and first colour), the
+    two players' blocks of Spring 2021's."""
     if game is SPRING2021:
         mine, theirs = PLAYER_BLOCKS
         return slice(mine, theirs), slice(theirs, 2 * theirs - mine)
@@ -324,13 +326,14 @@ def value_spans(game: Game) -> tuple[slice, slice]:
 
 
 class TrivialNetwork:
-    """A backend of `game` (its first input, its "move" head) that costs next to nothing: the same
+    """A backend of `game` (its first input, its one head) that costs next to nothing: the same
     random logits for every position and a value from two spans' sums (`value_spans`, so that the
     trees are not all ties). `seconds`: the CPU its calls took (the model's part, left out of the
     figure)."""
 
     def __init__(self, game: Game) -> None:
-        self.logits = np.random.default_rng(0).normal(0, 1, game.spec.heads["move"]).astype(np.float32)
+        (actions,) = game.spec.heads.values()
+        self.logits = np.random.default_rng(0).normal(0, 1, actions).astype(np.float32)
         self.spans = value_spans(game)
         self.seconds = 0.0
 
@@ -358,11 +361,14 @@ class PuctMeter(CpuMeter):
         return 1e6 * (self.seconds - self.network.seconds) / self.done
 
 
-PUCT_GAMES = (BOBAIL, PENTE, SPRING2021)  # the games the compiled PUCT searches
+PUCT_GAMES = (BOBAIL, PENTE, SPRING2021, SMASH)  # the games the compiled PUCT searches
+SMASH_TURN = 10  # Smash's positions to search: turn 10 of random play (its games last about 40)
 
 
 def puct_positions(game: Game, count: int) -> list:
-    """`count` positions to search: the seeded openings, Spring 2021's mid-game frames."""
+    """`count` positions to search: the seeded openings, Spring 2021's and Smash's mid-game frames."""
+    if game is SMASH:
+        return played_positions(SMASH, count, lambda state: state.turn >= SMASH_TURN)
     return spring_positions(count) if game is SPRING2021 else opening_positions(game, count)
 
 
@@ -467,9 +473,10 @@ def print_puct(title: str, meters: list[PuctMeter]) -> None:
     for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
         game = compiled.name.split(", ")[1]
         ratio = reference.micros_outside_model / compiled.micros_outside_model
+        target = f"target <= {PUCT_TARGETS_US[game]:g} µs" if game in PUCT_TARGETS_US else "no target"
         print(
             f"  {game}: compiled core {compiled.micros_outside_model:.1f} µs "
-            f"(target <= {PUCT_TARGETS_US[game]:g} µs); reference/compiled: {ratio:.1f}x"
+            f"({target}); reference/compiled: {ratio:.1f}x"
         )
 
 
@@ -484,7 +491,7 @@ def main() -> None:
     groups = measure(plan, args.only)
     games = f"{plan.games_per_call} (compiled) and {plan.reference_games} (reference) random games per call"
     searches = (
-        f"{plan.puct_searches} positions searched in lockstep (Spring's by both seats), "
+        f"{plan.puct_searches} positions searched in lockstep (Spring's and Smash's by both seats), "
         f"{plan.puct_simulations} simulations each"
     )
     reports = {

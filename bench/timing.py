@@ -1,5 +1,5 @@
 """Helpers the benchmarks share: the rate of repeated work, a backend that meters its calls, ONNX
-Runtime's own rate, positions from the seeded openings and Spring 2021's mid-game frames. (Run as
+Runtime's own rate, positions from the seeded openings and simultaneous games' mid-game frames. (Run as
 scripts, the bench files import this as `timing`: the script's folder is first on the path.)"""
 
 from __future__ import annotations
@@ -140,16 +140,23 @@ def opening_positions(game: Game, count: int) -> list[Any]:
     return positions
 
 
+def played_positions(game: Game, count: int, reached: Callable[[Any], bool]) -> list[Any]:
+    """Positions of `count` seeded games (seeds 0..) of a simultaneous `game` after uniformly random
+    play, each at its first frame where `reached(state)` holds and both players move (the play
+    must get there before the game ends)."""
+    rng, positions = np.random.default_rng(2021), []
+    for seed in range(count):
+        state = game.init(seed, None)
+        while not reached(state) or len(game.to_move(state)) < 2:
+            state = game.step(state, [game.random_action(state, p, rng) for p in game.to_move(state)])
+        positions.append(state)
+    return positions
+
+
 def spring_positions(count: int, day: int = 8) -> list[Any]:
     """Positions of `count` seeded games at the first frame of `day` after random play: mid-game,
     both players to move."""
-    rng, positions = np.random.default_rng(2021), []
-    for seed in range(count):
-        state = SPRING.init(seed, None)
-        while state.day < day or len(SPRING.to_move(state)) < 2:
-            state = SPRING.step(state, [SPRING.random_action(state, p, rng) for p in SPRING.to_move(state)])
-        positions.append(state)
-    return positions
+    return played_positions(SPRING, count, lambda state: state.day >= day)
 
 
 def bobail_positions(count: int) -> list[Any]:

@@ -26,6 +26,7 @@ def test_compiled_core_prints_its_ratios_to_openspiel_and_the_reference():
     assert "Smash step loop, compiled/reference core: " in out
     assert "Spring 2021 step loop, compiled/reference core: " in out
     assert "Spring Challenge 2021: compiled core " in out  # the PUCT's µs per simulation
+    assert "Smash the Code: compiled core " in out
     if importlib.util.find_spec("pyspiel") is None:
         assert out.count("OpenSpiel not installed") == 2
     else:
