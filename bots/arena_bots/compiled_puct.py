@@ -4,15 +4,16 @@ compiled core (ARCHITECTURE §9).
 It is `arena_bots.mcts.search` with rule "puct" (lockstep over the requests, `leaves_per_round`
 descents per tree and round with virtual loss, root noise) on a game's kernels (`GAMES`:
 Bobail's and Pente's, and Spring 2021's and Smash's, wells 6 wide, as `sequential.sequential`
-views them: the searcher's choice waits for the other's), with a
-`NetworkEvaluator`. The trees, the descents, the steps to the new leaves, their legal masks and
-encodings (every input of the game's spec) run in compiled code; Python is back once per round
-with the batch of the new leaves' encodings, which it hands to `NetworkEvaluator.evaluate_inputs`
-(the model host), and gives the priors and values to the compiled expansion and backup. The
-tree's functions take the game's tag and call its kernels through `compiled_uct`'s stubs (bound by
-the tag's type, so Numba's cache holds across processes). Scores are computed in the reference's
-precisions (edge visits, values and priors float32, node visits and values float64), so with a
-deterministic evaluator the visits, priors and root value are the reference's
+views them: the searcher's choice waits for the other's), with a `NetworkEvaluator`. The trees,
+the descents, the steps to the new leaves, their legal masks and encodings (every input of the
+game's spec) run in compiled code; Python is back once per round with the batch of the new leaves'
+encodings, which it hands to `NetworkEvaluator.evaluate_inputs` (the model host; the priors from
+the logits by `compiled_softmax`, bit for bit the NumPy original's), and gives the priors and values
+to the compiled expansion and backup. The tree's functions take the game's tag and call its kernels
+through `compiled_uct`'s stubs (bound by the tag's type, so Numba's cache holds across processes).
+Scores are computed in the reference's precisions (edge visits, values and priors float32, node
+visits and values float64), so with a deterministic evaluator the visits, priors and root value are
+the reference's
 (tests/bots/test_compiled_puct.py). Root noise is the reference's own `mcts.add_root_noise` on this
 forest's arrays, after the roots' evaluation: NumPy's `dirichlet` from each live request's
 generator, in request order, the only draws either search makes.
@@ -34,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from arena_bots.compiled_softmax import masked_softmax
 from arena_bots.compiled_uct import GAMES as TREE_GAMES
 from arena_bots.compiled_uct import (
     SMASH_WELLS,
@@ -208,7 +210,7 @@ def _evaluate(
     def rows_of(rows: list[int]) -> Evaluation:
         take = slice(count) if len(rows) == count else np.asarray(rows, dtype=np.int64)
         inputs = {name: planes[take] for name, planes in zip(names, leaves.inputs, strict=True)}
-        return evaluator.evaluate_inputs(inputs, leaves.legal[take])
+        return evaluator.evaluate_inputs(inputs, leaves.legal[take], masked_softmax)
 
     evaluation, faults = evaluate_rows(rows_of, count, width)
     evaluated = np.ones(count, dtype=np.bool_)

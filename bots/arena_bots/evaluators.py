@@ -18,7 +18,7 @@ use a network without search (greedy, sampling).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -97,6 +97,10 @@ def masked_softmax(
     return probabilities, ~np.isfinite(top[:, 0])
 
 
+# (logits, legal) -> (probabilities, broken rows), as masked_softmax at temperature 1
+Softmax = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
 def to_values(outputs: Mapping[str, np.ndarray], count: int, kind: str) -> np.ndarray:
     """The (count,) values in [-1, 1] from the `value` output, shaped (count,) or (count, 1);
     `kind` is one of manifest.VALUE_KINDS."""
@@ -151,15 +155,18 @@ class NetworkEvaluator:
             legal = legal_matrix(game, states, players)
         return self.evaluate_inputs(encode_batch(game, states, players), legal)
 
-    def evaluate_inputs(self, inputs: Mapping[str, np.ndarray], legal: np.ndarray) -> Evaluation:
+    def evaluate_inputs(
+        self, inputs: Mapping[str, np.ndarray], legal: np.ndarray, softmax: Softmax = masked_softmax
+    ) -> Evaluation:
         """`evaluate` of positions already encoded (the network inputs, name -> float32 (n, ...),
         each for its player to move) with their legal masks (n, A): what a compiled search hands
-        over (arena_bots.compiled_puct)."""
+        over (arena_bots.compiled_puct), with its compiled `softmax` (the same bits as
+        masked_softmax at temperature 1)."""
         count = legal.shape[0]
         outputs = self.backend.run(inputs)
         logits = output_array(outputs, self.policy_output, legal.shape)
         values = to_values(outputs, count, self.value_kind)
-        priors, broken = masked_softmax(logits, legal)
+        priors, broken = softmax(logits, legal)
         broken |= ~np.isfinite(values)
         if broken.any():
             rows = np.flatnonzero(broken).tolist()
