@@ -27,8 +27,12 @@
    the search's very batches replayed in process (tree + engine + encode + glue + IPC; target <= 20
    µs; issue 24: 0.65 and 178 µs in a worker).
    Three games in lockstep make about a worker's batch (issue 24: 10 rows); 16 a larger one.
+4. Smash the Code, the zoo's actor-critic net (bots/zoo/smash/ac-smash-final.onnx: a policy and a
+   value, searched as an AlphaZero net is), as Pente through a ModelHost on each core, on 3 and 16
+   positions at turn 10 of random play, both seats each (seed 001's sequential search, as Spring's);
+   no target (issue 24 has none for Smash).
 
-Run: .venv/bin/python bench/search.py [--quick] [--only spring|bobail|pente]
+Run: .venv/bin/python bench/search.py [--quick] [--only spring|bobail|pente|smash]
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from timing import (
     bobail_positions,
     evaluations_per_second,
     opening_positions,
+    played_positions,
     spring_positions,
 )
 from torch import nn
@@ -63,6 +68,7 @@ from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
 from arena_games.pente import GAME as PENTE
+from arena_games.smash import GAME as SMASH
 from arena_games.spring2021 import GAME as SPRING
 
 GAMES = 64  # searched together, as a worker plays them
@@ -73,6 +79,8 @@ PENTE_OUTSIDE_TARGET_US = 20.0  # CPU per simulation outside the model (issue 24
 SPRING_NET = PENTE_NET.parent.parent / "spring2021" / "az-spring2021-final.onnx"
 SPRING_LOCKSTEPS = (3, 16)  # Spring frames searched together, both seats each (issue 24: batch 22)
 SPRING_OUTSIDE_TARGET_US = 10.0  # CPU per simulation outside the model (issue 24)
+SMASH_NET = PENTE_NET.parent.parent / "smash" / "ac-smash-final.onnx"
+SMASH_TURN = 10  # Smash's positions to search: turn 10 of random play (its games last about 40)
 
 
 class ResidualBlock(nn.Module):
@@ -375,7 +383,7 @@ class HostBench:
     net: Path  # the zoo's ONNX model that the game's ladder runs
     positions: Callable[[int], list[Any]]  # count -> positions to search
     locksteps: tuple[int, ...]  # positions searched together, one row each
-    outside_target_us: float  # CPU per simulation outside the model (issue 24)
+    outside_target_us: float | None  # CPU per simulation outside the model (issue 24); None: none
     share_target: float | None  # of ONNX Runtime's own rate at the batch; None: the µs target alone
 
 
@@ -396,6 +404,15 @@ SPRING_BENCH = HostBench(
     SPRING_LOCKSTEPS,
     SPRING_OUTSIDE_TARGET_US,
     None,  # an MLP's rows cost under 1 µs: issue 24's target is the µs figure
+)
+SMASH_BENCH = HostBench(
+    SMASH,
+    "the zoo's actor-critic net (ac-smash-final: a policy and a value), positions at turn 10",
+    SMASH_NET,
+    lambda count: played_positions(SMASH, count, lambda state: state.turn >= SMASH_TURN),
+    SPRING_LOCKSTEPS,
+    None,
+    None,
 )
 
 
@@ -440,13 +457,15 @@ def bench_on_cores(bench: HostBench, quick: bool) -> None:
             f"{meter.outside_model_us:10.1f} {meter.median_outside_model_us:10.1f}"
         )
         print(f"  {f'{meter.games * seats} searches, {meter.core} core':30s} {numbers}")
+    target = bench.outside_target_us
+    outside_target = "no target" if target is None else f"target <= {target:g}"
     for compiled, reference in zip(meters[::2], meters[1::2], strict=True):
         share = compiled.evaluations_per_cpu_second / limits[compiled.games]
         share_target = "" if bench.share_target is None else f" (target >= {bench.share_target:g})"
         print(
             f"  {compiled.games * seats} searches, compiled core: {share:.2f} of ONNX Runtime's rate at its "
             f"batch{share_target}, {compiled.outside_model_us:.1f} µs per simulation outside the model, "
-            f"median {compiled.median_outside_model_us:.1f} (target <= {bench.outside_target_us:g}); "
+            f"median {compiled.median_outside_model_us:.1f} ({outside_target}); "
             f"reference core {reference.evaluations_per_cpu_second / limits[reference.games]:.2f}, "
             f"{reference.outside_model_us:.1f} µs, median {reference.median_outside_model_us:.1f}"
         )
@@ -456,15 +475,20 @@ def bench_pente(quick: bool) -> None:
     bench_on_cores(PENTE_BENCH, quick)
 
 
+def bench_smash(quick: bool) -> None:
+    bench_on_cores(SMASH_BENCH, quick)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run")
-    parser.add_argument("--only", choices=("spring", "bobail", "pente"), help="one of the benches")
+    parser.add_argument("--only", choices=("spring", "bobail", "pente", "smash"), help="one of the benches")
     args = parser.parse_args()
     torch.set_num_threads(1)
     load = os.getloadavg()
     print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    for name, bench in (("spring", bench_spring), ("bobail", bench_bobail), ("pente", bench_pente)):
+    benches = {"spring": bench_spring, "bobail": bench_bobail, "pente": bench_pente, "smash": bench_smash}
+    for name, bench in benches.items():
         if args.only in (None, name):
             bench(args.quick)
 

@@ -13,10 +13,9 @@ to the compiled expansion and backup. The tree's functions take the game's tag a
 through `compiled_uct`'s stubs (bound by the tag's type, so Numba's cache holds across processes).
 Scores are computed in the reference's precisions (edge visits, values and priors float32, node
 visits and values float64), so with a deterministic evaluator the visits, priors and root value are
-the reference's
-(tests/bots/test_compiled_puct.py). Root noise is the reference's own `mcts.add_root_noise` on this
-forest's arrays, after the roots' evaluation: NumPy's `dirichlet` from each live request's
-generator, in request order, the only draws either search makes.
+the reference's (tests/bots/test_compiled_puct.py). Root noise is the reference's own
+`mcts.add_root_noise` on this forest's arrays, after the roots' evaluation: NumPy's `dirichlet` from
+each live request's generator, in request order, the only draws either search makes.
 
 Layout: one forest for all trees of a call. Nodes (at most requests x (simulations + 1)) with
 their state arrays (the game's (board, info)), first edge, edge count, visits, value sum, player

@@ -11,6 +11,7 @@ def test_search_prints_its_share_of_the_limit():
     assert "of the limit" in out
     assert "per simulation outside the model" in out  # the Spring 2021 row
     assert "Spring Challenge 2021, the zoo's net" in out  # its search through a model host, each core
+    assert "Smash the Code, the zoo's actor-critic net" in out  # the same
 
 
 def test_worker_prints_its_batch_and_efficiency():
