@@ -34,6 +34,7 @@ class User(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(unique=True, index=True, max_length=64)
+    organiser: bool = False  # may create competitions (`arena user create --organiser`)
     created_at: datetime = _created()
 
 
@@ -60,8 +61,26 @@ class UploadAttempt(SQLModel, table=True):
     created_at: datetime = _created()
 
 
+# Where a ladder is open to every upload: a competition's ladders are outside the unique triple.
+OPEN_LADDER = text("competition_id IS NULL")
+
+
 class Ladder(SQLModel, table=True):
-    __table_args__ = (UniqueConstraint("game", "game_version", "simulations"),)
+    """An open ladder (`competition_id` None) is THE ladder of its game version at its budget: one
+    per triple, which uploads, training and the demo find (store.ladders). A competition's ladder
+    rates its entrants apart from it, with the same scheduling, workers and rating fit."""
+
+    __table_args__ = (
+        Index(
+            "ux_ladder_open_game_version_simulations",
+            "game",
+            "game_version",
+            "simulations",
+            unique=True,
+            sqlite_where=OPEN_LADDER,
+            postgresql_where=OPEN_LADDER,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(unique=True, index=True, max_length=64)  # e.g. "bobail-v1-200"
@@ -69,7 +88,61 @@ class Ladder(SQLModel, table=True):
     game_version: int
     simulations: int  # the compute budget: network evaluations per move for every search bot
     seed: int  # the tournament seed; each pairing's seed derives from it and the pairing id
+    competition_id: int | None = Field(default=None, foreign_key="competition.id", unique=True, index=True)
     created_at: datetime = _created()
+
+
+class Competition(SQLModel, table=True):
+    """A time-boxed contest on one game version (store.competitions): entries from `opens_at` to
+    `deadline`, rated on the competition's own ladder (the Ladder whose `competition_id` is this
+    one), then a final. Its phase is read from the clock (upcoming, open, closed); nothing here
+    changes after creation.
+
+    The final is either `final_pairs` seat-swapped pairs per pair of entrants, or a time budget of
+    `final_seconds` with a stopping rule `final_stop`: "budget" (play until the time is spent) or
+    "settled" (stop sooner once every adjacent pair of the ranking is ordered with probability
+    `final_confidence` or more). `leagues` is stored only, for a later step: [{"name", "boss"}]
+    from the lowest league up, a boss being a house bot's name."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    organiser_id: int = Field(foreign_key="user.id", index=True)
+    title: str = Field(max_length=120)
+    description: str = Field(default="", max_length=4000)
+    opens_at: datetime = _time(nullable=False)
+    deadline: datetime = _time(nullable=False)  # entries that START before it are decided on their merits
+    max_active_bots: int  # a user's active bot names on its ladder (a new version is no new bot)
+    uploads_per_day: int  # a user's entries (uploads and copies) started in any 24 hours
+    final_pairs: int | None = None
+    final_seconds: int | None = None
+    final_stop: str | None = Field(default=None, max_length=16)  # budget | settled
+    final_confidence: float | None = None
+    leagues: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    created_at: datetime = _created()
+
+
+class Entry(SQLModel, table=True):
+    """One entry a user started into a competition: an upload or a copy of one of their bots.
+
+    Recorded when its request arrives, before any validation: `started_at` decides the deadline
+    and the opening, and counts against the competition's uploads per day (a refused model too;
+    a failure of the platform's is uncounted). `bot_id` is the bot it entered, once accepted."""
+
+    __tablename__ = "competition_entry"
+    __table_args__ = (
+        Index(
+            "ix_competition_entry_competition_id_user_id_started_at",
+            "competition_id",
+            "user_id",
+            "started_at",
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    competition_id: int = Field(foreign_key="competition.id")  # indexed first in the triple
+    user_id: int = Field(foreign_key="user.id", index=True)
+    kind: str = Field(max_length=16)  # upload | copy
+    started_at: datetime = _time(nullable=False)
+    bot_id: int | None = Field(default=None, foreign_key="bot.id", index=True)
 
 
 class Bot(SQLModel, table=True):

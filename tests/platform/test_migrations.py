@@ -58,6 +58,27 @@ def _old_bot(db, **values: object) -> int:
     return db.execute(statement).scalar_one()
 
 
+# The ladder and user tables as the migrations before 0015 made them (the models have columns added since).
+OLD_LADDER = table(
+    "ladder", *(column(name) for name in ("id", "name", "game", "game_version", "simulations", "seed")),
+    column("created_at"),
+)  # fmt: skip
+OLD_USER = table("user", column("id"), column("name"), column("created_at"))
+
+
+def _old_ladder(db) -> int:
+    """Inserts a bobail ladder into a schema older than 0015; its id."""
+    values = {"name": "bobail-8", "game": "bobail", "game_version": 1, "simulations": 8, "seed": 1}
+    statement = insert(OLD_LADDER).values(created_at=utc_now(), **values).returning(OLD_LADDER.c.id)
+    return db.execute(statement).scalar_one()
+
+
+def _old_user(db, name: str) -> User:
+    """Inserts a user into a schema older than 0015; them, as a detached model."""
+    statement = insert(OLD_USER).values(name=name, created_at=utc_now()).returning(OLD_USER.c.id)
+    return User(id=db.execute(statement).scalar_one(), name=name)
+
+
 # The pairing table as the migrations before 0009 made it (the model has a column added since).
 OLD_PAIRING = table(
     "pairing",
@@ -106,10 +127,8 @@ def test_processes_started_together_on_a_fresh_database_all_migrate_it(empty_dat
 def test_names_that_differ_only_in_case_stop_the_migration_until_renamed(empty_database: Engine):
     migrate(empty_database, "0008")
     with session(empty_database) as db:
-        ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
-        ada, bob, ada_again = User(name="ada"), User(name="bob"), User(name="Ada")
-        db.add_all([ladder, ada, bob, ada_again])
-        db.flush()
+        ladder = Ladder(id=_old_ladder(db))
+        ada, bob, ada_again = (_old_user(db, name) for name in ("ada", "bob", "Ada"))
         network = {"ladder_id": ladder.id, "kind": "network", "player": "greedy"}
         first = _old_bot(db, owner_id=ada.id, name="Bob-bot", **network)
         _old_bot(db, owner_id=ada.id, name="Bob-bot", version=2, **network)
@@ -141,9 +160,7 @@ def test_pair_counts_are_counted_from_the_games_recorded_before_they_existed(emp
         ("c", "b", 0.5),
     ]
     with session(empty_database) as db:
-        ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
-        db.add(ladder)
-        db.flush()
+        ladder = Ladder(id=_old_ladder(db))
         bots = {
             name: _old_bot(db, ladder_id=ladder.id, name=name, kind="house", player="random")
             for name in "abc"
@@ -190,10 +207,7 @@ def _pair_counts(engine: Engine) -> dict[tuple[int, int], tuple[int, int, int]]:
 def test_the_leaderboard_rows_are_backfilled_and_then_kept(empty_database: Engine):
     migrate(empty_database, "0003")
     with session(empty_database) as db:
-        ladder = Ladder(name="bobail-8", game="bobail", game_version=1, simulations=8, seed=1)
-        owner = User(name="ada")
-        db.add_all([ladder, owner])
-        db.flush()
+        ladder, owner = Ladder(id=_old_ladder(db)), _old_user(db, "ada")
         rated = _old_bot(
             db, ladder_id=ladder.id, owner_id=owner.id, name="net", kind="network", player="greedy"
         )
