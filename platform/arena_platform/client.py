@@ -64,15 +64,7 @@ class ArenaClient:
     def upload(self, path: str | PathLike[str], game: str, name: str | None = None, **overrides: Any) -> Any:
         """Upload the ONNX file at `path` for `game`; `overrides` are manifest fields (player,
         simulations, c_puct, temperature, value, head). Returns the new bot."""
-        path = Path(path)
-        try:
-            model_bytes = path.read_bytes()
-        except OSError as error:
-            raise ArenaClientError(0, "unreadable_file", f"cannot read {path}: {error.strerror}") from None
-        fields = {"game": game, "name": name, **overrides}
-        data = {key: str(value) for key, value in fields.items() if value is not None}
-        files = {"model": (path.name, model_bytes, "application/octet-stream")}
-        return self._call("POST", "/bots", data=data, files=files)
+        return self._call("POST", "/bots", **_upload_form(path, {"game": game, "name": name, **overrides}))
 
     def tokens(self) -> Any:
         """The caller's active API tokens: id, name, created_at, last_used_at (never the token)."""
@@ -158,6 +150,28 @@ class ArenaClient:
         """A challenge with its progress, results and games."""
         return self._call("GET", f"/challenges/{challenge_id}")
 
+    def create_competition(self, **terms: Any) -> Any:
+        """A new competition (the caller must be an organiser); `terms` as POST /competitions takes them."""
+        return self._call("POST", "/competitions", json=terms)
+
+    def competitions(self, **paging: Any) -> Any:
+        return self._call("GET", "/competitions", params=paging)
+
+    def competition(self, competition_id: int) -> Any:
+        return self._call("GET", f"/competitions/{competition_id}")
+
+    def enter_competition(
+        self, competition_id: int, *, path: str | PathLike[str] | None = None, bot_id: int | None = None,
+        **overrides: Any,
+    ) -> Any:  # fmt: skip
+        """Enter the ONNX file at `path` (with manifest `overrides`), or your bot `bot_id` copied
+        in. Returns the entered bot."""
+        where = f"/competitions/{competition_id}/entries"
+        if bot_id is not None:
+            return self._call("POST", where, json={"bot_id": bot_id})
+        assert path is not None, "an entry is a file or a bot"
+        return self._call("POST", where, **_upload_form(path, overrides))
+
     def _call(self, method: str, path: str, **request: Any) -> Any:
         try:
             response = self._http.request(method, API_PREFIX + path, **request)
@@ -175,3 +189,15 @@ class ArenaClient:
             body = {}
         detail = str(body.get("detail") or response.reason_phrase or "the request failed")
         raise ArenaClientError(response.status_code, str(body.get("code") or "http_error"), detail)
+
+
+def _upload_form(path: str | PathLike[str], fields: dict[str, Any]) -> dict[str, Any]:
+    """The request arguments of an upload form: the file at `path` as `model`, and `fields` (those
+    not None)."""
+    path = Path(path)
+    try:
+        model_bytes = path.read_bytes()
+    except OSError as error:
+        raise ArenaClientError(0, "unreadable_file", f"cannot read {path}: {error.strerror}") from None
+    data = {key: str(value) for key, value in fields.items() if value is not None}
+    return {"data": data, "files": {"model": (path.name, model_bytes, "application/octet-stream")}}

@@ -18,7 +18,18 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel, select
 
 from arena_platform.db import make_engine, migrate, session
-from arena_platform.models import GameRecord, Ladder, PairCount, Pairing, Rating, User, utc_now
+from arena_platform.models import (
+    Bot,
+    Competition,
+    GameRecord,
+    Ladder,
+    LadderProgress,
+    PairCount,
+    Pairing,
+    Rating,
+    User,
+    utc_now,
+)
 from arena_platform.store import reads
 from arena_platform.store.results import recount_pairs
 
@@ -239,3 +250,32 @@ def test_the_leaderboard_rows_are_backfilled_and_then_kept(empty_database: Engin
         db.add(Pairing(ladder_id=ladder_id, bot_a_id=rated_id, bot_b_id=house_id, seed=9, status="done"))
         db.commit()  # and the triggers keep them from now on
         assert reads.pairing_progress(db, ladder_id=ladder_id).done == 3
+
+
+def test_ladders_keep_their_rows_and_trigger_and_only_open_ones_are_unique(empty_database: Engine):
+    """0015 rebuilds SQLite's ladder table under the bots that refer to it."""
+    migrate(empty_database, "0014")
+    with session(empty_database) as db:
+        ladder_id = _old_ladder(db)
+        bot_id = _old_bot(db, ladder_id=ladder_id, name="random", kind="house", player="random")
+        db.commit()
+    migrate(empty_database)
+    with session(empty_database) as db:
+        assert db.get(Ladder, ladder_id).competition_id is None
+        assert db.get(Bot, bot_id).ladder_id == ladder_id
+        owner = User(name="olga", organiser=True)
+        db.add(owner)
+        db.flush()
+        competition = Competition(organiser_id=owner.id, title="cup", opens_at=utc_now(), deadline=utc_now(),
+                                  max_active_bots=1, uploads_per_day=1)  # fmt: skip
+        db.add(competition)
+        db.flush()
+        same = {"game": "bobail", "game_version": 1, "simulations": 8, "seed": 2}  # as the old ladder
+        rated_apart = Ladder(name="bobail-8-c", competition_id=competition.id, **same)
+        db.add(rated_apart)
+        db.flush()
+        assert db.get(LadderProgress, rated_apart.id).done == 0  # the ladder's trigger made its row
+        db.commit()
+        db.add(Ladder(name="bobail-8-again", **same))
+        with pytest.raises(IntegrityError):
+            db.flush()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 
 from fastapi import APIRouter, FastAPI
 from sqlalchemy import Engine
@@ -22,6 +23,7 @@ from arena_platform.api.routes import (
     accounts,
     bots,
     challenges,
+    competitions,
     frames,
     games,
     health,
@@ -34,11 +36,13 @@ from arena_platform.api.routes import (
 )
 from arena_platform.blobs import BlobStore
 from arena_platform.db import make_engine
+from arena_platform.models import utc_now
 from arena_platform.queue import Enqueue, celery_enqueue
 from arena_platform.settings import Settings
 
 API_PREFIX = "/api/v1"
-UPLOAD_ROUTE = ("POST", f"{API_PREFIX}/bots")  # the one route whose body is a file
+# The routes whose body is a file (method, path pattern): uploads and uploads into a competition.
+UPLOAD_ROUTES = (("POST", f"{API_PREFIX}/bots"), ("POST", rf"{API_PREFIX}/competitions/[^/]+/entries"))
 PREDICT_HOSTS = 4  # model hosts (child processes) kept alive for predict; at least COMPUTE_SLOTS
 # Validations and predictions computed at once, together; more wait their turn. One: searches are
 # Python threads sharing the GIL with the event loop. 32 clients looping on predict (bobail UCT, 400
@@ -54,8 +58,10 @@ def create_app(
     engine: Engine | None = None,
     blobs: BlobStore | None = None,
     enqueue: Enqueue | None = None,
+    clock: Callable[[], datetime] = utc_now,
 ) -> FastAPI:
-    """The API on `settings`; `engine`, `blobs` and `enqueue` replace the ones the settings name.
+    """The API on `settings`; `engine`, `blobs` and `enqueue` replace the ones the settings name,
+    and `clock` the time competitions are read by (a test's fixed clock).
 
     The database must be migrated already (`arena_platform.db.migrate`).
     """
@@ -70,6 +76,7 @@ def create_app(
         compute=ComputePool(slots=COMPUTE_SLOTS, max_waiting=PREDICTS_WAITING),
         rates=RateLimits.of(settings, counter),
         leaderboards=ResponseCache(settings.leaderboard_cache_seconds),
+        clock=clock,
     )
 
     @asynccontextmanager
@@ -100,7 +107,9 @@ def create_app(
     app.state.services = services
     install_error_handlers(app, not_found_page=not_found_page)
     app.add_middleware(
-        BodySizeLimit, max_bytes=settings.max_json_bytes, larger={UPLOAD_ROUTE: settings.max_upload_bytes}
+        BodySizeLimit,
+        max_bytes=settings.max_json_bytes,
+        larger=dict.fromkeys(UPLOAD_ROUTES, settings.max_upload_bytes),
     )
     api = APIRouter(prefix=API_PREFIX, responses=documented(413, 422, 500))
     for module in (
@@ -108,6 +117,7 @@ def create_app(
         me,
         bots,
         challenges,
+        competitions,
         games,
         frames,
         human_games,

@@ -15,6 +15,7 @@ validation and the error list of a hostile body.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -27,20 +28,25 @@ class BodyTooLarge(Exception):
 
 
 class BodySizeLimit:
-    """`larger` maps (method, path) to the cap of that route; every other request gets `max_bytes`."""
+    """`larger` maps (method, path pattern: a regular expression the whole path matches) to the cap
+    of those routes; every other request gets `max_bytes`."""
 
     def __init__(
         self, app: ASGIApp, *, max_bytes: int, larger: Mapping[tuple[str, str], int] | None = None
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.larger = dict(larger or {})
+        self.larger = [(method, re.compile(path), cap) for (method, path), cap in (larger or {}).items()]
+
+    def _cap(self, method: str, path: str) -> int:
+        caps = (cap for known, pattern, cap in self.larger if known == method and pattern.fullmatch(path))
+        return next(caps, self.max_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        max_bytes = self.larger.get((scope["method"], scope["path"]), self.max_bytes)
+        max_bytes = self._cap(scope["method"], scope["path"])
         declared = _declared_length(scope)
         if declared is not None and declared > max_bytes:
             await _refuse(max_bytes, scope, receive, send)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
@@ -17,7 +18,7 @@ from arena_platform.api.hosts import HostCache
 from arena_platform.api.limits import ComputePool, RateLimits
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session as open_session
-from arena_platform.models import ApiToken, User
+from arena_platform.models import ApiToken, User, utc_now
 from arena_platform.queue import Enqueue
 from arena_platform.settings import Settings
 from arena_platform.store import users
@@ -37,6 +38,7 @@ class Services:
     compute: ComputePool  # runs validation and predict's search, a few at a time
     rates: RateLimits  # per-client allowances kept in this process
     leaderboards: ResponseCache  # serialized leaderboards per ladder id, a second old at most
+    clock: Callable[[], datetime] = utc_now  # the time competitions' openings and deadlines are read by
 
 
 async def get_services(request: Request) -> Services:

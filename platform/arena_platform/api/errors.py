@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -88,6 +88,22 @@ def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 def not_found(what: str) -> ApiError:
     return ApiError(404, "not_found", f"{what} does not exist")
+
+
+class Refusal(Protocol):
+    """A store's refusal of a request (store.challenges, store.competitions): its sentence, the
+    HTTP status and code to answer, and the seconds after which time lifts it (or None)."""
+
+    status: int
+    code: str
+    retry_after: int | None
+
+
+def refused(refusal: Refusal) -> ApiError:
+    """The API's answer to a store's refusal, with Retry-After where time lifts it."""
+    wait = refusal.retry_after
+    headers = None if wait is None else {"Retry-After": str(wait)}
+    return ApiError(refusal.status, refusal.code, str(refusal), headers=headers)
 
 
 def error_response(status: int, code: str, detail: str, **extra: Any) -> JSONResponse:

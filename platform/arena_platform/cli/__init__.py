@@ -12,7 +12,18 @@ import sys
 from collections.abc import Sequence
 
 from arena_games.api import GameError
-from arena_platform.cli import accounts, challenge, games, play, serve, train, view, warm, workers
+from arena_platform.cli import (
+    accounts,
+    challenge,
+    competition,
+    games,
+    play,
+    serve,
+    train,
+    view,
+    warm,
+    workers,
+)
 from arena_platform.cli.common import UsageError
 
 
@@ -28,6 +39,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="arena", description="Arena: a tournament platform for neural bots.")
     commands = root.add_subparsers(required=True, metavar="COMMAND")
-    for module in (serve, play, view, games, accounts, challenge, workers, train, warm):
+    for module in (serve, play, view, games, accounts, challenge, competition, workers, train, warm):
         module.add_commands(commands)
     return root

@@ -1,9 +1,10 @@
-"""`arena user create`, `arena user tokens` and `arena upload`."""
+"""`arena user create`, `arena user organiser`, `arena user tokens` and `arena upload`."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from arena_games.registry import GAMES
 from arena_platform.cli.common import (
@@ -21,7 +22,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     create = user.add_parser("create", help="create a user in the database and print their API token")
     create.add_argument("name")
+    create.add_argument("--organiser", action="store_true", help="who may create competitions")
     create.set_defaults(run=_run_user_create)
+    organiser = user.add_parser(
+        "organiser", help="let a user create competitions (in the database: the administrator's command)"
+    )
+    organiser.add_argument("name")
+    organiser.add_argument("--revoke", action="store_true", help="take the organiser role back instead")
+    organiser.set_defaults(run=_run_user_organiser)
     tokens = user.add_parser("tokens", help="list your active API tokens (never the tokens themselves)")
     add_server_options(tokens)
     tokens.set_defaults(run=_run_user_tokens)
@@ -35,6 +43,24 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _run_user_create(args: argparse.Namespace) -> int:
+    from arena_platform.store import users
+
+    _, token = _in_database(lambda db: users.create_user(db, name=args.name, organiser=args.organiser))
+    print(token)
+    return 0
+
+
+def _run_user_organiser(args: argparse.Namespace) -> int:
+    from arena_platform.store import users
+
+    user = _in_database(lambda db: users.set_organiser(db, name=args.name, organiser=not args.revoke))
+    print(f"{user.name} {'is' if user.organiser else 'is no longer'} an organiser")
+    return 0
+
+
+def _in_database(change: Any) -> Any:
+    """What `change(session)` returns, committed, on the settings' database (migrated first); a
+    UsageError naming the problem when the store refuses it or the database is out of reach."""
     from sqlalchemy.exc import OperationalError
 
     from arena_platform.db import make_engine, migrate, session
@@ -46,14 +72,13 @@ def _run_user_create(args: argparse.Namespace) -> int:
         engine = make_engine(settings.resolved_database_url)
         migrate(engine)
         with session(engine) as db:
-            _, token = users.create_user(db, name=args.name)
+            result = change(db)
             db.commit()
-    except (SettingsError, users.InvalidName, users.NameTaken) as error:
+    except (SettingsError, users.InvalidName, users.NameTaken, users.UnknownUser) as error:
         raise UsageError(str(error)) from None
     except OperationalError as error:
         raise UsageError(f"cannot use the database: {error.orig}") from None
-    print(token)
-    return 0
+    return result
 
 
 def _run_user_tokens(args: argparse.Namespace) -> int:

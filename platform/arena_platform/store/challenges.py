@@ -10,6 +10,8 @@ The rules:
   `Limits.per_day` started in any 24 hours. Both are counted in the transaction that adds the
   challenge, after the user's row is locked (store.users.insert_counted), so no two concurrent
   requests pass a cap together.
+- A challenge on a competition's ladder is unrated: the competition rates its entrants by its own
+  schedule only (an entrant could otherwise buy rating against chosen opponents).
 - Unrated by default: an unrated challenge's games enter neither the ladder's pair counts (its
   rating fit, store.results) nor its SPRTs. A rated one's enter the pair counts as the ladder's
   own games do. Either way its pairings are outside the ladder's schedule (store.scheduling: they
@@ -111,6 +113,10 @@ class WrongBudget(ChallengeRefused):
     code = "wrong_ladder"
 
 
+class RatedInCompetition(ChallengeRefused):
+    status, code = 409, "competition_ladder"
+
+
 class GameVersionRetired(ChallengeRefused):
     status, code = 409, "game_version_retired"
 
@@ -150,6 +156,10 @@ def create_challenge(
         if side.status != "active":
             raise InactiveBot(f"bot {side.id} is {side.status}: it plays no more games")
     ladder = _common_ladder(session, bot, opponent)
+    if rated and ladder.competition_id is not None:
+        raise RatedInCompetition(
+            f"ladder {ladder.name} is competition {ladder.competition_id}'s: a challenge there is unrated"
+        )
     challenge = Challenge(
         user_id=user_id,
         ladder_id=ladder.id,

@@ -1,11 +1,16 @@
-"""Ladders (one game version with one compute budget) and the house bots that anchor them."""
+"""Ladders (one game version with one compute budget) and the house bots that anchor them.
+
+An open ladder (`competition_id` None) is the one ladder of its game version at its budget: the
+ladder uploads, training checkpoints and the demo join (`ensure_ladder`, `find_ladder`). A
+competition's ladder (`add_competition_ladder`) is found through its competition only.
+"""
 
 from __future__ import annotations
 
 import contextlib
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from arena_games.registry import get_game
 from arena_platform.models import Bot, Ladder
@@ -24,6 +29,9 @@ HOUSE_BOTS: dict[str, tuple[str, ...]] = {
 }
 
 
+_OPEN = col(Ladder.competition_id).is_(None)  # an open ladder, no competition's
+
+
 def house_bots(game: str) -> tuple[str, ...]:
     """The house bots (names, which are their player kinds) of every ladder of `game`."""
     return HOUSE_BOTS.get(game, DEFAULT_HOUSE_BOTS)
@@ -34,27 +42,46 @@ def ladder_name(game: str, version: int, simulations: int) -> str:
 
 
 def ensure_ladder(session: Session, *, game: str, simulations: int, seed: int = 0) -> Ladder:
-    """The ladder of the current version of `game` at `simulations` per move, with its house bots.
+    """The open ladder of the current version of `game` at `simulations` per move, with its house bots.
 
     Creates the ladder when missing, and adds the game's house bots it lacks (a ladder made before
     a house bot joined its game gets it too); flushes them, so they have ids; the caller commits.
     """
-    spec = get_game(game).spec
+    version = get_game(game).spec.version
     ladder = session.exec(
         select(Ladder).where(
-            Ladder.game == game, Ladder.game_version == spec.version, Ladder.simulations == simulations
+            Ladder.game == game, Ladder.game_version == version, Ladder.simulations == simulations, _OPEN
         )
     ).first()
     if ladder is None:
-        ladder = Ladder(
-            name=ladder_name(game, spec.version, simulations),
-            game=game,
-            game_version=spec.version,
-            simulations=simulations,
-            seed=seed,
+        return _new_ladder(
+            session, Ladder(game=game, game_version=version, simulations=simulations, seed=seed)
         )
-        session.add(ladder)
-        session.flush()
+    _add_missing_house_bots(session, ladder)
+    return ladder
+
+
+def add_competition_ladder(
+    session: Session, *, competition_id: int, game: str, simulations: int, seed: int
+) -> Ladder:
+    """The new ladder of competition `competition_id` on the current version of `game`, with the
+    game's house bots: they anchor its rating scale as on the open ladders (0 is their mean), so a
+    competition's ratings read like the open ladder's. Flushes; the caller commits."""
+    version = get_game(game).spec.version
+    ladder = Ladder(
+        game=game, game_version=version, simulations=simulations, seed=seed, competition_id=competition_id
+    )
+    return _new_ladder(session, ladder)
+
+
+def _new_ladder(session: Session, ladder: Ladder) -> Ladder:
+    """`ladder` named (`ladder_name`, and its competition's id after it), added and flushed, with
+    its house bots."""
+    ladder.name = ladder_name(ladder.game, ladder.game_version, ladder.simulations)
+    if ladder.competition_id is not None:
+        ladder.name += f"-c{ladder.competition_id}"
+    session.add(ladder)
+    session.flush()
     _add_missing_house_bots(session, ladder)
     return ladder
 
@@ -72,7 +99,8 @@ def _add_missing_house_bots(session: Session, ladder: Ladder) -> None:
 
 
 def list_ladders(session: Session) -> list[Ladder]:
-    return list(session.exec(select(Ladder).order_by(Ladder.id)))
+    """Every ladder: the open ones first, then the competitions' (each by id)."""
+    return list(session.exec(select(Ladder).order_by(col(Ladder.competition_id).is_not(None), Ladder.id)))
 
 
 def get_ladder(session: Session, *, ladder_id: int) -> Ladder | None:
@@ -80,9 +108,9 @@ def get_ladder(session: Session, *, ladder_id: int) -> Ladder | None:
 
 
 def find_ladder(session: Session, *, game: str, simulations: int | None = None) -> Ladder | None:
-    """The ladder of the current version of `game` (the one at `simulations` when given)."""
+    """The open ladder of the current version of `game` (the one at `simulations` when given)."""
     version = get_game(game).spec.version
-    query = select(Ladder).where(Ladder.game == game, Ladder.game_version == version)
+    query = select(Ladder).where(Ladder.game == game, Ladder.game_version == version, _OPEN)
     if simulations is not None:
         query = query.where(Ladder.simulations == simulations)
     return session.exec(query.order_by(Ladder.id)).first()

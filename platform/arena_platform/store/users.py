@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func
 from sqlmodel import Session, delete, select
 
-from arena_platform.models import ApiToken, Challenge, UploadAttempt, User, utc_now
+from arena_platform.models import ApiToken, Challenge, Entry, UploadAttempt, User, utc_now
 from arena_platform.store.reads import as_utc
 
 TOKEN_PREFIX = "arena_"  # makes a leaked token recognisable to secret scanners
@@ -51,8 +51,9 @@ def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def create_user(session: Session, *, name: str) -> tuple[User, str]:
-    """A new user and their first token, returned in plain text (the only time it is visible).
+def create_user(session: Session, *, name: str, organiser: bool = False) -> tuple[User, str]:
+    """A new user (an `organiser`: one who may create competitions) and their first token, returned
+    in plain text (the only time it is visible).
 
     Raises InvalidName or NameTaken. Flushes (the user has an id); the caller commits.
     """
@@ -61,7 +62,7 @@ def create_user(session: Session, *, name: str) -> tuple[User, str]:
     holder = session.exec(select(User.name).where(func.lower(User.name) == func.lower(name))).first()
     if holder is not None:  # compared as the unique lower(name) index compares (SQLite folds ASCII only)
         raise NameTaken(f"the user name {name!r} is taken" + (f" (as {holder!r})" if holder != name else ""))
-    user = User(name=name)
+    user = User(name=name, organiser=organiser)
     session.add(user)
     session.flush()
     return user, issue_token(session, user_id=user.id)
@@ -173,15 +174,37 @@ def upload_attempts_since(session: Session, *, user_id: int, since: datetime) ->
     return [as_utc(moment) for moment in times]
 
 
-def insert_counted(session: Session, row: ApiToken | UploadAttempt | Challenge) -> None:
+def insert_counted(session: Session, row: ApiToken | UploadAttempt | Challenge | Entry) -> None:
     """Adds the user's `row` (one that a per-user cap counts), then locks the user's row until the
     transaction ends: a count made next sees every row of theirs that a concurrent transaction
-    added (see the module's doc).
-    FOR NO KEY UPDATE: the lock does not wait for transactions that merely refer to the user."""
+    added (see the module's doc)."""
     session.add(row)
     session.flush()
-    session.exec(select(User.id).where(User.id == row.user_id).with_for_update(key_share=True)).one()
+    lock_user(session, user_id=row.user_id)
+
+
+def lock_user(session: Session, *, user_id: int) -> None:
+    """Locks the user's row until the transaction ends (on SQLite, the write lock the transaction
+    holds once it wrote does). FOR NO KEY UPDATE: the lock does not wait for transactions that
+    merely refer to the user."""
+    session.exec(select(User.id).where(User.id == user_id).with_for_update(key_share=True)).one()
 
 
 def get_user_by_name(session: Session, *, name: str) -> User | None:
     return session.exec(select(User).where(User.name == name)).first()
+
+
+class UnknownUser(LookupError):
+    """No user has this name."""
+
+
+def set_organiser(session: Session, *, name: str, organiser: bool) -> User:
+    """Grants the user `name` the organiser role (or takes it back); UnknownUser when there is no
+    such user. The caller commits."""
+    user = get_user_by_name(session, name=name)
+    if user is None:
+        raise UnknownUser(f"there is no user named {name!r}")
+    user.organiser = organiser
+    session.add(user)
+    session.flush()
+    return user

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -57,6 +58,7 @@ _log = logging.getLogger(__name__)
 RATE_WINDOW = timedelta(hours=1)
 
 router = APIRouter(prefix="/bots", tags=["bots"])
+Recorded = TypeVar("Recorded")
 
 
 class RejectedUpload(InvalidRequest):
@@ -114,9 +116,17 @@ def counted_upload(user: CurrentUser, session: SessionDep, services: ServicesDep
     or a malformed form costs as much as an accepted bot. Refusals the platform caused are refunded
     (`upload_bot`).
     """
-    limit = services.settings.uploads_per_hour
+    attempt_id = count_upload(session, user, services.settings)
+    session.commit()
+    return CountedUpload(user, attempt_id)
+
+
+def count_upload(session: Session, user: User, settings: Settings) -> int:
+    """Counts one upload of the user against their uploads per hour; its attempt id (to refund it).
+    429 `rate_limited` (rolled back) when they are spent. The caller commits."""
+    limit = settings.uploads_per_hour
     try:
-        attempt_id = users.count_upload_attempt(session, user_id=user.id, limit=limit, window=RATE_WINDOW)
+        return users.count_upload_attempt(session, user_id=user.id, limit=limit, window=RATE_WINDOW)
     except users.UploadLimitReached as reached:
         session.rollback()
         wait = max(1, math.ceil((reached.frees_at - utc_now()).total_seconds()))
@@ -126,8 +136,6 @@ def counted_upload(user: CurrentUser, session: SessionDep, services: ServicesDep
             f"at most {limit} uploads per hour are allowed; try again in {wait} s",
             headers={"Retry-After": str(wait)},
         ) from None
-    session.commit()
-    return CountedUpload(user, attempt_id)
 
 
 @router.post(
@@ -154,38 +162,53 @@ async def upload_bot(
     try:
         return await _upload(http, counted.user, session, services)
     except Exception as error:
-        if _platform_caused(error):
-            await run_in_threadpool(_refund, services, counted.attempt_id)
+        if platform_caused(error):
+            await run_in_threadpool(refund, services, counted.attempt_id)
         raise
 
 
 async def _upload(http: Request, user: User, session: Session, services: Services) -> BotDetail:
-    model_bytes, form = await _read_form(http)
+    model_bytes, form = await read_form(http)
+    simulations_per_move = services.settings.ladder_simulations  # what a move costs on the ladder
+    report, model_sha256 = await validated_model(services, model_bytes, form, simulations_per_move)
+    bot_id, ladder_id = await run_in_threadpool(
+        record_retrying,
+        session,
+        lambda: _insert_bot(session, user, report, model_sha256, simulations_per_move, services.settings),
+    )
+    return await entered(services, session, bot_id=bot_id, ladder_id=ladder_id)
+
+
+async def validated_model(
+    services: Services, model_bytes: bytes, form: UploadForm, simulations: int
+) -> tuple[ValidationReport, str]:
+    """The accepted model's validation report (its moves timed at `simulations` per move) and its
+    blob key, once stored; 422 with the report's code when the validation refuses it (a
+    PlatformRefusal when the platform is at fault)."""
     played = _game(form.game)
     given = form.model_dump(exclude={"game"})
-    simulations_per_move = services.settings.ladder_simulations  # what a move costs on the ladder
-    report = await services.compute.run(
-        validate, model_bytes, played, given, simulations=simulations_per_move
-    )
+    report = await services.compute.run(validate, model_bytes, played, given, simulations=simulations)
     if not report.ok:
         refusal = PlatformRefusal if report.platform_fault else ApiError
         raise refusal(422, report.code, report.message, extra={"report": report.to_dict()})
-    model_sha256 = await run_in_threadpool(services.blobs.put, report.model_bytes)
-    bot_id, ladder_id = await run_in_threadpool(
-        _record_upload, session, user, report, model_sha256, simulations_per_move, services.settings
-    )
+    return report, await run_in_threadpool(services.blobs.put, report.model_bytes)
+
+
+async def entered(services: Services, session: Session, *, bot_id: int, ladder_id: int) -> BotDetail:
+    """The recorded bot, once its ladder's leaderboard shows it and its games are booked."""
     services.leaderboards.invalidate(ladder_id)  # the uploader sees the new bot at once
     await run_in_threadpool(_schedule, services, ladder_id)
     return await run_in_threadpool(_described, session, bot_id)
 
 
-async def _read_form(http: Request) -> tuple[bytes, UploadForm]:
-    """The model file's bytes and the form's other fields (empty ones are absent); 422
-    `invalid_request` naming what is wrong with a malformed form."""
+async def read_form(http: Request, *, game: str | None = None) -> tuple[bytes, UploadForm]:
+    """The model file's bytes and the form's other fields (empty ones are absent; `game`, when
+    given, fills in a missing one); 422 `invalid_request` naming what is wrong with a malformed form."""
     try:
         async with http.form(max_files=1, max_fields=len(UploadForm.model_fields)) as form:
             model = form.get("model")
-            fields = {
+            fields = {"game": game} if game is not None else {}
+            fields |= {
                 key: value for key, value in form.items() if key in UploadForm.model_fields and value != ""
             }
             problems = [] if isinstance(model, UploadFile) else [_MISSING_FILE]
@@ -210,7 +233,7 @@ _MISSING_FILE = {
 }
 
 
-def _platform_caused(error: Exception) -> bool:
+def platform_caused(error: Exception) -> bool:
     """Whether the upload failed through Arena (a bug, an outage, a PlatformRefusal) rather than the
     uploader (a refused model or name, a malformed form, a body over the cap, a hang-up)."""
     if isinstance(error, ApiError):
@@ -218,7 +241,7 @@ def _platform_caused(error: Exception) -> bool:
     return not isinstance(error, RequestValidationError | BodyTooLarge | ClientDisconnect)
 
 
-def _refund(services: Services, attempt_id: int) -> None:
+def refund(services: Services, attempt_id: int) -> None:
     """Uncount the attempt, in a session of its own (the request's may be broken). A refund that
     fails is logged, and the attempt stays counted."""
     try:
@@ -313,22 +336,16 @@ def _game(name: str) -> Game:
         raise ApiError(422, "unknown_game", str(error)) from None
 
 
-def _record_upload(
-    session: Session,
-    user: User,
-    report: ValidationReport,
-    model_sha256: str,
-    simulations: int,
-    settings: Settings,
-) -> tuple[int, int]:
-    """Record the accepted upload; (bot id, ladder id). A concurrent upload can win the race for a
-    new ladder or the next version number (a unique constraint fails): one retry settles it."""
+def record_retrying(session: Session, insert: Callable[[], Recorded]) -> Recorded:
+    """What `insert` returns once it recorded an accepted upload and committed. A concurrent upload
+    can win the race for a new ladder or the next version number (a unique constraint fails): one
+    retry settles it."""
     try:
-        return _insert_bot(session, user, report, model_sha256, simulations, settings)
+        return insert()
     except IntegrityError:
         session.rollback()
     try:
-        return _insert_bot(session, user, report, model_sha256, simulations, settings)
+        return insert()
     except IntegrityError:
         session.rollback()
         raise PlatformRefusal(409, "conflict", "a simultaneous upload got in the way; upload again") from None

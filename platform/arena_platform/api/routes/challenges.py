@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from sqlmodel import Session
 
 from arena_platform.api.deps import MAX_ID, CurrentUser, ServicesDep, SessionDep
-from arena_platform.api.errors import ApiError, documented, not_found
+from arena_platform.api.errors import documented, not_found, refused
 from arena_platform.queue import PLAY_PAIRINGS
 from arena_platform.store import challenges
 from arena_platform.store.pairings import task_size
@@ -51,7 +51,8 @@ def create_challenge(
     any other active bot of the same ladder (same game, version and budget), played by the workers
     at the ladder's budget. Unrated unless `rated`: an unrated challenge's games never enter the
     ladder's ratings. Refusals: 403 `not_owner` (the first bot is not yours), 404 (no such bot),
-    409 `bot_retired` or `game_version_retired`, 422 `same_bot`, `wrong_game`, `wrong_version`,
+    409 `bot_retired`, `game_version_retired` or `competition_ladder` (a rated challenge on a
+    competition's ladder), 422 `same_bot`, `wrong_game`, `wrong_version`,
     `wrong_ladder` or `pairs_out_of_range`, 429 `too_many_open_challenges` (wait for one to
     finish) or `rate_limited` (challenges per day; with Retry-After)."""
     settings = services.settings
@@ -68,9 +69,7 @@ def create_challenge(
         )
     except challenges.ChallengeRefused as refusal:
         session.rollback()
-        wait = refusal.retry_after
-        headers = None if wait is None else {"Retry-After": str(wait)}
-        raise ApiError(refusal.status, refusal.code, str(refusal), headers=headers) from None
+        raise refused(refusal) from None
     session.commit()
     try:
         size = task_size(session, ladder_id=challenge.ladder_id)  # a slow ladder's: one pairing a task

@@ -25,6 +25,7 @@ class LadderOut(BaseModel):
     game: str
     game_version: int
     simulations: int  # network evaluations per move for every search bot
+    competition_id: int | None  # the competition it rates; None: the open ladder uploads join
     created_at: UtcDatetime
 
 
@@ -35,7 +36,7 @@ class Leaderboard(BaseModel):
     entries: list[LeaderboardEntry]  # best first; unrated bots last
 
 
-@router.get("", summary="All ladders")
+@router.get("", summary="All ladders: the open ones, then the competitions'")
 def list_ladders(session: SessionDep) -> list[LadderOut]:
     return [
         LadderOut.model_validate(ladder, from_attributes=True) for ladder in ladders.list_ladders(session)

@@ -104,8 +104,11 @@ def _upgrade_ladder() -> None:
 def _rebuild_sqlite_ladder(*, competitions: bool) -> None:
     """The ladder table made again, rows kept (see the module's doc): with competition_id and no
     UNIQUE constraint (`competitions`), or as before this revision."""
+    op.execute("CREATE TABLE ladder_before_rebuild AS SELECT * FROM ladder WHERE 0")
+    # An INSERT: Python's sqlite3 opens its transaction before the first one (never before DDL), and
+    # the deferral below lasts only as long as the transaction it is set in.
+    op.execute("INSERT INTO ladder_before_rebuild SELECT * FROM ladder")
     op.execute("PRAGMA defer_foreign_keys = ON")
-    op.execute("CREATE TABLE ladder_before_rebuild AS SELECT * FROM ladder")
     op.execute("DROP TABLE ladder")  # and its index and trigger
     if competitions:
         extra = [

@@ -1,0 +1,156 @@
+"""`arena competition create|list|show|enter`: time-boxed contests on a server (organisers create
+them; anyone with a token enters a bot: an ONNX file, or one of their bots copied in)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from arena_games.registry import GAMES
+from arena_platform.cli.common import (
+    UsageError,
+    add_manifest_options,
+    add_server_options,
+    manifest_overrides,
+    server_token,
+)
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    competition = commands.add_parser(
+        "competition", help="create, list, show and enter competitions on a server"
+    ).add_subparsers(required=True, metavar="ACTION")
+
+    create = competition.add_parser("create", help="create a competition (organisers only)")
+    create.add_argument("--game", required=True, help=f"one of: {', '.join(sorted(GAMES))}")
+    create.add_argument("--title", required=True)
+    create.add_argument("--description", default="")
+    create.add_argument(
+        "--opens", required=True, help="when entries open: ISO 8601 with a zone, 2026-12-01T12:00Z"
+    )
+    create.add_argument("--deadline", required=True, help="when entries close: ISO 8601 with a zone")
+    create.add_argument("--max-active-bots", type=int, default=3, help="bot names a user may have active")
+    create.add_argument("--uploads-per-day", type=int, default=5, help="entries a user may start per day")
+    create.add_argument("--simulations", type=int, help="the ladder's budget per move (the server's default)")
+    final = create.add_mutually_exclusive_group()
+    final.add_argument("--final-pairs", type=int, help="the final: pairs per pair of entrants (default 4)")
+    final.add_argument("--final-seconds", type=int, help="the final: a time budget instead")
+    create.add_argument("--final-stop", choices=("budget", "settled"), help="a timed final's stopping rule")
+    create.add_argument("--final-confidence", type=float, help="with --final-stop settled, e.g. 0.95")
+    add_server_options(create)
+    create.set_defaults(run=_run_create)
+
+    listing = competition.add_parser("list", help="list competitions, newest first")
+    add_server_options(listing)
+    listing.set_defaults(run=_run_list)
+
+    show = competition.add_parser("show", help="show a competition's terms, phase and entrants")
+    show.add_argument("id", type=int)
+    add_server_options(show)
+    show.set_defaults(run=_run_show)
+
+    enter = competition.add_parser("enter", help="enter an ONNX file, or --bot one of your bots, copied in")
+    enter.add_argument("id", type=int, help="the competition's id")
+    enter.add_argument("file", type=Path, nargs="?", help="the ONNX file to upload into it")
+    enter.add_argument("--bot", type=int, help="your bot's id, entered without an upload")
+    add_manifest_options(enter)
+    add_server_options(enter)
+    enter.set_defaults(run=_run_enter)
+
+
+def _run_create(args: argparse.Namespace) -> int:
+    terms = {
+        "game": args.game,
+        "title": args.title,
+        "description": args.description,
+        "opens_at": args.opens,
+        "deadline": args.deadline,
+        "max_active_bots": args.max_active_bots,
+        "uploads_per_day": args.uploads_per_day,
+        "simulations": args.simulations,
+        "final": _final(args),
+    }
+    made = _ask(args, "creating a competition", lambda client: client.create_competition(**terms))
+    print(
+        f"competition {made['id']} created: {made['title']} ({made['phase']}); its ladder is {made['ladder']}"
+    )
+    return 0
+
+
+def _final(args: argparse.Namespace) -> dict[str, Any]:
+    if args.final_seconds is None:
+        if args.final_stop is not None or args.final_confidence is not None:
+            raise UsageError("--final-stop and --final-confidence go with --final-seconds")
+        return {"pairs": 4 if args.final_pairs is None else args.final_pairs}
+    return {"seconds": args.final_seconds, "stop": args.final_stop, "confidence": args.final_confidence}
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    found = _ask(args, None, lambda client: client.competitions())
+    if not found:
+        print("no competitions yet")
+    for competition in found:
+        print(_line(competition))
+    return 0
+
+
+def _run_show(args: argparse.Namespace) -> int:
+    competition = _ask(args, None, lambda client: client.competition(args.id))
+    final = competition["final"]
+    if final["pairs"] is not None:
+        final_terms = f"{final['pairs']} pairs per pair of entrants"
+    else:
+        final_terms = f"{final['seconds']} s, stopping rule {final['stop']}"
+        if final["confidence"] is not None:
+            final_terms += f" at {final['confidence']}"
+    print(_line(competition))
+    if competition["description"]:
+        print(f"  {competition['description']}")
+    print(f"  organiser: {competition['organiser']}")
+    print(f"  opens {competition['opens_at']}, deadline {competition['deadline']}")
+    print(
+        f"  per user: {competition['max_active_bots']} active bots, {competition['uploads_per_day']} entries "
+        f"a day | ladder {competition['ladder']} at {competition['simulations']} simulations per move"
+    )
+    print(f"  final: {final_terms}")
+    print(f"  {competition['entrants']} entrants, {competition['bots']} bots entered")
+    return 0
+
+
+def _line(competition: dict[str, Any]) -> str:
+    return (
+        f"{competition['id']:>4}  {competition['title']}  [{competition['phase']}]  {competition['game']} "
+        f"v{competition['game_version']}  deadline {competition['deadline']}"
+    )
+
+
+def _run_enter(args: argparse.Namespace) -> int:
+    if (args.file is None) == (args.bot is None):
+        raise UsageError("enter an ONNX file or --bot ID (one of your bots), not both nor neither")
+    if args.bot is not None and manifest_overrides(args):
+        raise UsageError("manifest options go with a file: a copied bot keeps its manifest")
+    bot = _ask(
+        args,
+        "entering a competition",
+        lambda client: client.enter_competition(
+            args.id, path=args.file, bot_id=args.bot, **manifest_overrides(args)
+        ),
+    )
+    print(
+        f"entered {bot['name']!r} version {bot['version']} as bot {bot['id']} on ladder {bot['ladder']} "
+        f"of competition {args.id}"
+    )
+    return 0
+
+
+def _ask(args: argparse.Namespace, doing: str | None, call: Any) -> Any:
+    """What `call(client)` returns from the server; a request that needs a token says `doing`."""
+    from arena_platform.client import ArenaClient, ArenaClientError
+
+    token = server_token(args, doing) if doing else None
+    try:
+        with ArenaClient(args.url, token) as client:
+            return call(client)
+    except ArenaClientError as error:
+        raise UsageError(str(error)) from None

@@ -1,0 +1,500 @@
+"""Competitions (issue 26 items 1, 2): a game version, an entry window, per-user limits and a
+final, with the entrants rated on the competition's own ladder by the open ladders' scheduling,
+workers and rating fit (store.ladders.add_competition_ladder).
+
+The rules:
+- Only an organiser (`User.organiser`) creates a competition; its terms are checked here, each
+  refusal a CompetitionRefused subclass naming the rule (its `status` and `code` are the API's).
+- Its phase is read from the clock: upcoming before `opens_at`, open until `deadline`, closed
+  from then on (the final's phases will follow "closed").
+- An entry is an upload into the competition or a copy of one of the user's bots of the same
+  game and version (a new bot on the competition's ladder on the same model blob). Each is an
+  Entry row recorded when its request arrives (`begin_entry`), before any validation; THAT time
+  decides: an entry started before the deadline is entered once its validation passes, however
+  late that is; one started at or after it is refused (409 `deadline_passed`), and so is one
+  started before `opens_at` (409 `not_open`).
+- Per user and competition: at most `uploads_per_day` entries started in any 24 hours (uploads and
+  copies alike; a refused model counts, as for the upload rate limit), counted when the entry
+  begins; and at most `max_active_bots` bot names active on its ladder (a new version of an active
+  bot is no new bot), counted when the bot is recorded. Both counts run after the user's row is
+  locked (store.users.lock_user), so no two concurrent entries pass a cap together.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, Field
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from arena_bots.manifest import Manifest
+from arena_games.registry import GAMES
+from arena_platform.models import Bot, Competition, Entry, Ladder, User
+from arena_platform.store import bots
+from arena_platform.store.ladders import add_competition_ladder, house_bots
+from arena_platform.store.reads import UtcDatetime, as_utc
+from arena_platform.store.sprt_tests import SprtParameters
+from arena_platform.store.users import insert_counted, lock_user
+
+DAY = timedelta(days=1)  # the window of `uploads_per_day`
+UPCOMING, OPEN, CLOSED = "upcoming", "open", "closed"
+UPLOAD, COPY = "upload", "copy"
+
+# The ranges of a competition's terms (inclusive).
+SIMULATIONS = (1, 1600)  # the ladder's network evaluations per move
+MAX_ACTIVE_BOTS = (1, 50)
+UPLOADS_PER_DAY = (1, 500)
+FINAL_PAIRS = (1, 100)  # seat-swapped pairs per pair of entrants
+FINAL_SECONDS = (60, 30 * 86_400)
+FINAL_CONFIDENCE = (0.6, 0.999)  # what "settled" asks of every adjacent pair of the ranking
+MAX_LEAGUES = 8
+
+
+class FinalTerms(BaseModel):
+    """The final: `pairs` seat-swapped pairs per pair of entrants, or a time budget of `seconds`
+    with a stopping rule (`stop`): "budget" plays until the time is spent, "settled" stops sooner
+    once every adjacent pair of the ranking is ordered with probability `confidence` or more."""
+
+    pairs: int | None = Field(default=None, description="pairs per pair of entrants (or give seconds)")
+    seconds: int | None = Field(default=None, description="the final's time budget (or give pairs)")
+    stop: Literal["budget", "settled"] | None = Field(default=None, description="with seconds")
+    confidence: float | None = Field(default=None, description="with stop=settled, e.g. 0.95")
+
+
+class League(BaseModel):
+    name: str = Field(max_length=32)
+    boss: str = Field(max_length=64, description="a house bot of the game, which a bot must beat to rise")
+
+
+class CompetitionTerms(BaseModel):
+    """What an organiser asks for (checked by `create_competition`)."""
+
+    game: str = Field(max_length=32, description="the game, played at its current version")
+    title: str = Field(max_length=120)
+    description: str = Field(default="", max_length=4000)
+    opens_at: AwareDatetime = Field(description="entries are taken from then (ISO 8601 with a zone)")
+    deadline: AwareDatetime = Field(description="entries started from then are refused")
+    max_active_bots: int = Field(default=3, description="bot names a user may have active in it")
+    uploads_per_day: int = Field(default=5, description="entries a user may start in any 24 hours")
+    simulations: int | None = Field(default=None, description="its ladder's budget; the server's default")
+    final: FinalTerms = Field(default_factory=lambda: FinalTerms(pairs=4))
+    leagues: list[League] | None = Field(default=None, description="stored only: leagues come later")
+
+
+class CompetitionView(BaseModel):
+    id: int
+    title: str
+    description: str
+    organiser: str
+    game: str
+    game_version: int
+    ladder_id: int  # its entrants' ratings: /api/v1/ladders/{ladder_id}/leaderboard
+    ladder: str
+    simulations: int
+    opens_at: UtcDatetime
+    deadline: UtcDatetime
+    phase: str  # upcoming | open | closed, by the server's clock
+    max_active_bots: int
+    uploads_per_day: int
+    final: FinalTerms
+    leagues: list[League] | None
+    entrants: int  # users with a bot on its ladder
+    bots: int  # entered bots, every version
+    created_at: UtcDatetime
+
+
+class CompetitionRefused(ValueError):
+    """A request about a competition that may not be granted; `status` and `code` are the API's."""
+
+    status = 422
+    code = "invalid_competition"
+    retry_after: int | None = None  # seconds, for a refusal that time lifts
+
+
+class NotOrganiser(CompetitionRefused):
+    status, code = 403, "not_organiser"
+
+
+class UnknownGame(CompetitionRefused):
+    code = "unknown_game"
+
+
+class OutOfRange(CompetitionRefused):
+    code = "out_of_range"
+
+
+class BadSchedule(CompetitionRefused):
+    code = "bad_schedule"
+
+
+class BadFinal(CompetitionRefused):
+    code = "invalid_final"
+
+
+class BadLeagues(CompetitionRefused):
+    code = "invalid_leagues"
+
+
+class CompetitionNotFound(CompetitionRefused):
+    status, code = 404, "not_found"
+
+
+class NotOpen(CompetitionRefused):
+    status, code = 409, "not_open"
+
+
+class DeadlinePassed(CompetitionRefused):
+    status, code = 409, "deadline_passed"
+
+
+class DailyEntriesReached(CompetitionRefused):
+    status, code = 429, "uploads_per_day_reached"
+
+
+class ActiveBotsReached(CompetitionRefused):
+    status, code = 409, "active_bots_reached"
+
+
+class BotNotFound(CompetitionRefused):
+    status, code = 404, "not_found"
+
+
+class NotYourBot(CompetitionRefused):
+    status, code = 403, "not_owner"
+
+
+class WrongGame(CompetitionRefused):
+    code = "wrong_game"
+
+
+class WrongVersion(CompetitionRefused):
+    code = "wrong_version"
+
+
+class BudgetNotValidated(CompetitionRefused):
+    code = "budget_not_validated"
+
+
+class EntryNameTaken(CompetitionRefused):
+    status, code = 409, "name_taken"  # or "name_reserved", as store.bots says
+
+
+# --- Creation ------------------------------------------------------------------------------------
+
+
+def create_competition(
+    session: Session, *, organiser: User, terms: CompetitionTerms, default_simulations: int, now: datetime
+) -> Competition:
+    """The new competition with its ladder (and the game's house bots), once `terms` pass the
+    checks; CompetitionRefused otherwise. Flushes; the caller commits."""
+    if not organiser.organiser:
+        raise NotOrganiser(f"{organiser.name} is not an organiser: only organisers create competitions")
+    if terms.game not in GAMES:
+        raise UnknownGame(f"unknown game {terms.game!r}; games: {', '.join(sorted(GAMES))}")
+    simulations = default_simulations if terms.simulations is None else terms.simulations
+    _in_range("simulations", simulations, SIMULATIONS)
+    _in_range("max_active_bots", terms.max_active_bots, MAX_ACTIVE_BOTS)
+    _in_range("uploads_per_day", terms.uploads_per_day, UPLOADS_PER_DAY)
+    _check_schedule(terms, now)
+    _check_final(terms.final)
+    _check_leagues(terms.game, terms.leagues)
+    final = terms.final
+    competition = Competition(
+        organiser_id=organiser.id,
+        title=terms.title,
+        description=terms.description,
+        opens_at=terms.opens_at,
+        deadline=terms.deadline,
+        max_active_bots=terms.max_active_bots,
+        uploads_per_day=terms.uploads_per_day,
+        final_pairs=final.pairs,
+        final_seconds=final.seconds,
+        final_stop=final.stop,
+        final_confidence=final.confidence,
+        leagues=None if terms.leagues is None else [league.model_dump() for league in terms.leagues],
+    )
+    session.add(competition)
+    session.flush()
+    add_competition_ladder(
+        session,
+        competition_id=competition.id,
+        game=terms.game,
+        simulations=simulations,
+        seed=secrets.randbelow(2**31),  # unknown to entrants: they cannot prepare for its openings
+    )
+    return competition
+
+
+def _in_range(name: str, value: float, bounds: tuple[float, float]) -> None:
+    low, high = bounds
+    if not low <= value <= high:
+        raise OutOfRange(f"{name} must be {low} to {high}, not {value}")
+
+
+def _check_schedule(terms: CompetitionTerms, now: datetime) -> None:
+    if terms.deadline <= terms.opens_at:
+        raise BadSchedule(
+            f"the deadline ({terms.deadline.isoformat()}) must come after the opening "
+            f"({terms.opens_at.isoformat()})"
+        )
+    if terms.deadline <= now:
+        raise BadSchedule(f"the deadline ({terms.deadline.isoformat()}) has passed already")
+
+
+def _check_final(final: FinalTerms) -> None:
+    if (final.pairs is None) == (final.seconds is None):
+        raise BadFinal("the final is either pairs per pair of entrants or a time budget in seconds: give one")
+    if final.pairs is not None:
+        if final.stop is not None or final.confidence is not None:
+            raise BadFinal(
+                "a final of fixed pairs has no stopping rule: give stop and confidence with seconds"
+            )
+        _in_range("final.pairs", final.pairs, FINAL_PAIRS)
+        return
+    _in_range("final.seconds", final.seconds, FINAL_SECONDS)
+    if final.stop is None:
+        raise BadFinal('a timed final needs its stopping rule: stop is "budget" or "settled"')
+    if (final.stop == "settled") != (final.confidence is not None):
+        raise BadFinal('confidence goes with stop="settled", and only with it')
+    if final.confidence is not None:
+        _in_range("final.confidence", final.confidence, FINAL_CONFIDENCE)
+
+
+def _check_leagues(game: str, leagues: list[League] | None) -> None:
+    if leagues is None:
+        return
+    if not 1 <= len(leagues) <= MAX_LEAGUES:
+        raise BadLeagues(f"a competition has 1 to {MAX_LEAGUES} leagues, not {len(leagues)}")
+    names = [league.name for league in leagues]
+    if len(set(names)) != len(names) or not all(name.strip() for name in names):
+        raise BadLeagues("each league needs a name of its own")
+    bosses = house_bots(game)
+    for league in leagues:
+        if league.boss not in bosses:
+            raise BadLeagues(
+                f"league {league.name!r}: its boss is a house bot of {game}: {', '.join(bosses)}"
+            )
+
+
+# --- Reads ---------------------------------------------------------------------------------------
+
+
+def phase(competition: Competition, now: datetime) -> str:
+    if now < as_utc(competition.opens_at):
+        return UPCOMING
+    return OPEN if now < as_utc(competition.deadline) else CLOSED
+
+
+def get_competition(session: Session, *, competition_id: int, now: datetime) -> CompetitionView | None:
+    found = _views(session, _query().where(col(Competition.id) == competition_id), now)
+    return found[0] if found else None
+
+
+def list_competitions(session: Session, *, now: datetime, limit: int, offset: int) -> list[CompetitionView]:
+    """Newest first."""
+    return _views(session, _query().order_by(col(Competition.id).desc()).limit(limit).offset(offset), now)
+
+
+def _query() -> Any:
+    return (
+        select(Competition, Ladder, User.name)
+        .join(Ladder, col(Ladder.competition_id) == Competition.id)
+        .join(User, col(User.id) == Competition.organiser_id)
+    )
+
+
+def _views(session: Session, statement: Any, now: datetime) -> list[CompetitionView]:
+    rows: Sequence = session.exec(statement).all()
+    counts = {
+        ladder_id: (entrants, entered)
+        for ladder_id, entrants, entered in session.exec(
+            select(Bot.ladder_id, func.count(func.distinct(Bot.owner_id)), func.count())
+            .where(col(Bot.ladder_id).in_([row[1].id for row in rows]), col(Bot.owner_id).is_not(None))
+            .group_by(Bot.ladder_id)
+        )
+    }
+    return [
+        _view(competition, ladder, organiser, counts.get(ladder.id, (0, 0)), now)
+        for competition, ladder, organiser in rows
+    ]
+
+
+def _view(
+    competition: Competition, ladder: Ladder, organiser: str, counts: tuple[int, int], now: datetime
+) -> CompetitionView:
+    return CompetitionView(
+        id=competition.id,
+        title=competition.title,
+        description=competition.description,
+        organiser=organiser,
+        game=ladder.game,
+        game_version=ladder.game_version,
+        ladder_id=ladder.id,
+        ladder=ladder.name,
+        simulations=ladder.simulations,
+        opens_at=competition.opens_at,
+        deadline=competition.deadline,
+        phase=phase(competition, now),
+        max_active_bots=competition.max_active_bots,
+        uploads_per_day=competition.uploads_per_day,
+        final=FinalTerms(
+            pairs=competition.final_pairs,
+            seconds=competition.final_seconds,
+            stop=competition.final_stop,
+            confidence=competition.final_confidence,
+        ),
+        leagues=competition.leagues,
+        entrants=counts[0],
+        bots=counts[1],
+        created_at=competition.created_at,
+    )
+
+
+# --- Entries -------------------------------------------------------------------------------------
+
+
+def competition_ladder(session: Session, *, competition_id: int) -> tuple[Competition, Ladder]:
+    """The competition and its ladder; CompetitionNotFound when there is none."""
+    found = session.exec(
+        select(Competition, Ladder)
+        .join(Ladder, col(Ladder.competition_id) == Competition.id)
+        .where(col(Competition.id) == competition_id)
+    ).first()
+    if found is None:
+        raise CompetitionNotFound(f"competition {competition_id} does not exist")
+    return found[0], found[1]
+
+
+def begin_entry(
+    session: Session, *, competition: Competition, user_id: int, kind: str, now: datetime
+) -> Entry:
+    """The user's new entry, started `now` (the request's arrival), once the competition is open
+    then and the user has an entry of the day left; the refusal otherwise (the caller rolls back:
+    a refused entry counts nothing). Flushes; the caller commits."""
+    if now < as_utc(competition.opens_at):
+        raise NotOpen(f"the competition opens at {as_utc(competition.opens_at).isoformat()}")
+    if now >= as_utc(competition.deadline):
+        raise DeadlinePassed(
+            f"the competition's deadline passed at {as_utc(competition.deadline).isoformat()}: "
+            f"it takes no new entries or versions"
+        )
+    entry = Entry(competition_id=competition.id, user_id=user_id, kind=kind, started_at=now)
+    insert_counted(session, entry)
+    started = session.exec(
+        select(Entry.started_at)
+        .where(
+            col(Entry.competition_id) == competition.id,
+            col(Entry.user_id) == user_id,
+            col(Entry.started_at) > now - DAY,
+        )
+        .order_by(Entry.started_at)
+    ).all()
+    limit = competition.uploads_per_day
+    if len(started) > limit:  # the newest is this one
+        wait = max(1, int((as_utc(started[len(started) - 1 - limit]) + DAY - now).total_seconds()) + 1)
+        refusal = DailyEntriesReached(
+            f"this competition takes {limit} entries per user per day; try again in {wait} s"
+        )
+        refusal.retry_after = wait
+        raise refusal
+    return entry
+
+
+def enter_bot(
+    session: Session,
+    *,
+    entry: Entry,
+    competition: Competition,
+    ladder: Ladder,
+    manifest: Manifest,
+    report: dict,
+    model_sha256: str,
+    sprt: SprtParameters,
+) -> Bot:
+    """The entry's bot on the competition's ladder (store.bots.create_network_bot: a name the user
+    has there makes its next version), once the user's active bots allow it; the refusal
+    otherwise. No clock here: the entry's start decided the deadline. Flushes; the caller commits."""
+    lock_user(session, user_id=entry.user_id)
+    mine = (col(Bot.ladder_id) == ladder.id, col(Bot.owner_id) == entry.user_id, col(Bot.status) == "active")
+    names = session.exec(select(func.count(func.distinct(func.lower(Bot.name)))).where(*mine)).one()
+    renewed = session.exec(
+        select(Bot.id).where(*mine, func.lower(Bot.name) == func.lower(manifest.name))
+    ).first()
+    if renewed is None and names >= competition.max_active_bots:
+        raise ActiveBotsReached(
+            f"you have {names} bots active in this competition, the most it allows: enter a new "
+            f"version of one of them, or retire one first"
+        )
+    try:
+        bot = bots.create_network_bot(
+            session,
+            ladder_id=ladder.id,
+            owner_id=entry.user_id,
+            manifest=manifest,
+            report=report,
+            model_sha256=model_sha256,
+            sprt=sprt,
+        )
+    except bots.NameTaken as error:  # or NameReserved
+        refusal = EntryNameTaken(f"{error}: choose another name")
+        refusal.code = error.code
+        raise refusal from None
+    entry.bot_id = bot.id
+    session.add(entry)
+    session.flush()
+    return bot
+
+
+def copy_bot(
+    session: Session,
+    *,
+    entry: Entry,
+    competition: Competition,
+    ladder: Ladder,
+    bot_id: int,
+    sprt: SprtParameters,
+) -> Bot:
+    """The user's bot `bot_id` entered as the entry's bot: a new bot on the competition's ladder on
+    the same model blob, manifest and validation report; the refusal when the bot is not theirs,
+    plays another game or version, or was validated at a smaller budget than the competition's."""
+    source = session.get(Bot, bot_id)
+    if source is None:
+        raise BotNotFound(f"bot {bot_id} does not exist")
+    if source.owner_id != entry.user_id or source.model_sha256 is None:
+        raise NotYourBot(f"bot {bot_id} is not one of your bots: enter one of yours")
+    home = session.get(Ladder, source.ladder_id)
+    if home.game != ladder.game:
+        raise WrongGame(f"bot {bot_id} plays {home.game}; this competition plays {ladder.game}")
+    if home.game_version != ladder.game_version:
+        raise WrongVersion(
+            f"bot {bot_id} plays {home.game} v{home.game_version}; "
+            f"this competition plays v{ladder.game_version}"
+        )
+    if home.simulations < ladder.simulations:
+        raise BudgetNotValidated(
+            f"bot {bot_id} was validated at {home.simulations} simulations per move and this competition "
+            f"plays {ladder.simulations}: upload it into the competition instead"
+        )
+    return enter_bot(
+        session,
+        entry=entry,
+        competition=competition,
+        ladder=ladder,
+        manifest=Manifest(**source.manifest),
+        report=source.report,
+        model_sha256=source.model_sha256,
+        sprt=sprt,
+    )
+
+
+def forget_entry(session: Session, *, entry_id: int) -> None:
+    """Uncounts an entry the platform failed (not the uploader): it costs the user nothing. The
+    caller commits."""
+    entry = session.get(Entry, entry_id)
+    if entry is not None and entry.bot_id is None:
+        session.delete(entry)
+        session.flush()
