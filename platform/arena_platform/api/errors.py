@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,6 +17,8 @@ from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+
+from arena_platform.store.refusals import Refused
 
 API_PATHS = "/api/"  # paths under this answer JSON errors, always; see install_error_handlers
 # A malformed request's 422 names its first few problems, each shortened: a hostile body with
@@ -90,16 +92,7 @@ def not_found(what: str) -> ApiError:
     return ApiError(404, "not_found", f"{what} does not exist")
 
 
-class Refusal(Protocol):
-    """A store's refusal of a request (store.challenges, store.competitions): its sentence, the
-    HTTP status and code to answer, and the seconds after which time lifts it (or None)."""
-
-    status: int
-    code: str
-    retry_after: int | None
-
-
-def refused(refusal: Refusal) -> ApiError:
+def refused(refusal: Refused) -> ApiError:
     """The API's answer to a store's refusal, with Retry-After where time lifts it."""
     wait = refusal.retry_after
     headers = None if wait is None else {"Retry-After": str(wait)}

@@ -50,6 +50,7 @@ from arena_platform.store.reads import (
     game_query,
     game_summary,
 )
+from arena_platform.store.refusals import BotNotFound, NotYourBot, Refused, WrongGame, WrongVersion
 from arena_platform.store.sprt_tests import pair_points
 from arena_platform.store.users import insert_counted
 
@@ -73,24 +74,14 @@ class Limits:
         )
 
 
-class ChallengeRefused(ValueError):
-    """A challenge that may not be made; `status` and `code` are the API's answer."""
+class ChallengeRefused(Refused):
+    """A challenge that may not be made (or BotNotFound, NotYourBot, WrongGame, WrongVersion)."""
 
-    status = 422
     code = "invalid_challenge"
-    retry_after: int | None = None  # seconds, for a refusal that time lifts
 
 
 class PairsOutOfRange(ChallengeRefused):
     code = "pairs_out_of_range"
-
-
-class BotNotFound(ChallengeRefused):
-    status, code = 404, "not_found"
-
-
-class NotYourBot(ChallengeRefused):
-    status, code = 403, "not_owner"
 
 
 class SameBot(ChallengeRefused):
@@ -99,14 +90,6 @@ class SameBot(ChallengeRefused):
 
 class InactiveBot(ChallengeRefused):
     status, code = 409, "bot_retired"
-
-
-class WrongGame(ChallengeRefused):
-    code = "wrong_game"
-
-
-class WrongVersion(ChallengeRefused):
-    code = "wrong_version"
 
 
 class WrongBudget(ChallengeRefused):
@@ -142,7 +125,7 @@ def create_challenge(
     now: datetime | None = None,
 ) -> tuple[Challenge, list[Pairing]]:
     """The new challenge and its queued pairings (the challenger's bot is bot_a of each), once the
-    module's rules allow it; ChallengeRefused (a subclass naming the rule) otherwise, and the caller
+    module's rules allow it; a Refused naming the rule otherwise, and the caller
     rolls back: a refusal counts against no limit. Flushes; the caller commits, then sends the
     pairings' task messages (those it could not send, the sweep sends)."""
     if not 1 <= pairs <= limits.max_pairs:

@@ -37,6 +37,7 @@ from arena_platform.models import Bot, Competition, Entry, Ladder, User
 from arena_platform.store import bots
 from arena_platform.store.ladders import add_competition_ladder, house_bots
 from arena_platform.store.reads import UtcDatetime, as_utc
+from arena_platform.store.refusals import BotNotFound, NotYourBot, Refused, WrongGame, WrongVersion
 from arena_platform.store.sprt_tests import SprtParameters
 from arena_platform.store.users import insert_counted, lock_user
 
@@ -107,12 +108,11 @@ class CompetitionView(BaseModel):
     created_at: UtcDatetime
 
 
-class CompetitionRefused(ValueError):
-    """A request about a competition that may not be granted; `status` and `code` are the API's."""
+class CompetitionRefused(Refused):
+    """A request about a competition that may not be granted (or BotNotFound, NotYourBot,
+    WrongGame, WrongVersion)."""
 
-    status = 422
     code = "invalid_competition"
-    retry_after: int | None = None  # seconds, for a refusal that time lifts
 
 
 class NotOrganiser(CompetitionRefused):
@@ -157,22 +157,6 @@ class DailyEntriesReached(CompetitionRefused):
 
 class ActiveBotsReached(CompetitionRefused):
     status, code = 409, "active_bots_reached"
-
-
-class BotNotFound(CompetitionRefused):
-    status, code = 404, "not_found"
-
-
-class NotYourBot(CompetitionRefused):
-    status, code = 403, "not_owner"
-
-
-class WrongGame(CompetitionRefused):
-    code = "wrong_game"
-
-
-class WrongVersion(CompetitionRefused):
-    code = "wrong_version"
 
 
 class BudgetNotValidated(CompetitionRefused):

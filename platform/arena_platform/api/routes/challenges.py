@@ -16,6 +16,7 @@ from arena_platform.queue import PLAY_PAIRINGS
 from arena_platform.store import challenges
 from arena_platform.store.pairings import task_size
 from arena_platform.store.reads import ChallengeSummary, GameSummary
+from arena_platform.store.refusals import Refused
 from arena_platform.store.scheduling import task_messages
 
 _log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def create_challenge(
             limits=challenges.Limits.from_settings(settings),
             redelivery_seconds=settings.lease_seconds,
         )
-    except challenges.ChallengeRefused as refusal:
+    except Refused as refusal:
         session.rollback()
         raise refused(refusal) from None
     session.commit()

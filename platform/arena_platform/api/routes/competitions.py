@@ -30,8 +30,9 @@ from arena_platform.api.routes.bots import (
 from arena_platform.db import session as open_session
 from arena_platform.models import Entry, Ladder, User
 from arena_platform.store import competitions, users
-from arena_platform.store.competitions import CompetitionRefused, CompetitionTerms, CompetitionView
+from arena_platform.store.competitions import CompetitionTerms, CompetitionView
 from arena_platform.store.reads import BotDetail
+from arena_platform.store.refusals import Refused
 from arena_platform.store.sprt_tests import SprtParameters
 
 _log = logging.getLogger(__name__)
@@ -243,7 +244,7 @@ def _answering_refusals(session: Session) -> Iterator[None]:
     """Answers a refusal of the store's (rolled back) with its status and code."""
     try:
         yield
-    except CompetitionRefused as refusal:
+    except Refused as refusal:
         session.rollback()
         raise refused(refusal) from None
 
