@@ -255,13 +255,13 @@ def test_a_copy_enters_the_same_model_and_every_refusal_has_its_code(
     arena.clock.now = OPENS
     with session(engine) as db:
 
-        def network_bot(game: str, simulations: int, owner: str) -> int:
+        def network_bot(game: str, simulations: int, owner: str, name: str | None = None) -> int:
             ladder = ensure_ladder(db, game=game, simulations=simulations)
             return bots.create_network_bot(
                 db,
                 ladder_id=ladder.id,
                 owner_id=users.get_user_by_name(db, name=owner).id,
-                manifest=Manifest(game=game, game_version=1, name=f"{owner}-{game}", player="greedy"),
+                manifest=Manifest(game=game, game_version=1, name=name or f"{owner}-{game}", player="greedy"),
                 report={"ok": True},
                 model_sha256=blobs.put(onnx_bot(game)),
             ).id
@@ -269,6 +269,7 @@ def test_a_copy_enters_the_same_model_and_every_refusal_has_its_code(
         mine, small = network_bot("bobail", 100, "alice"), network_bot("bobail", 4, "bob")
         pente = network_bot("pente", 100, "alice")
         theirs = network_bot("bobail", 200, "bob")
+        namesake = network_bot("bobail", 200, "bob", name="alice-bobail")  # alice's bot's name
         db.commit()
     assert _refusal(_copy(arena, competition, 999_999)) == (404, "not_found")
     assert _refusal(_copy(arena, competition, theirs)) == (403, "not_owner")
@@ -283,6 +284,7 @@ def test_a_copy_enters_the_same_model_and_every_refusal_has_its_code(
 
     copied = _copy(arena, competition, mine)
     assert copied.status_code == 201, copied.text
+    assert _refusal(_copy(arena, competition, namesake, arena.bob)) == (409, "name_taken")
     with session(engine) as db:
         source, copy = db.get(Bot, mine), db.get(Bot, copied.json()["id"])
         assert (copy.model_sha256, copy.manifest, copy.owner_id, copy.name) == (
