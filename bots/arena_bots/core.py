@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,13 +63,12 @@ def on_core(game: Game, core: str) -> Game:
     if core != "compiled" or family is None:
         return game
     kernels = importlib.import_module(PLAYOUT_KERNELS[family])
-    from arena_games import pcg64  # compiled, as the kernels: loaded with them
+    from arena_games import kernel_batches  # compiled, as the kernels: loaded with them
 
     reference = game.random_playouts
 
     def playouts(states: Sequence[Any], rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        distinct = len({id(rng) for rng in rngs}) == len(rngs)
-        if distinct and all(pcg64.is_pcg64(rng) for rng in rngs):
+        if kernel_batches.distinct_pcg64(rngs):
             try:
                 return kernels.playouts(states, rngs)
             except UNHELD_STATE:
@@ -87,3 +86,34 @@ def on_core(game: Game, core: str) -> Game:
             return encode_batch(game, states, players)
 
     return dataclasses.replace(game, playouts=playouts, encode_many=encode_many)
+
+
+# The games whose match loop runs on their kernels on the compiled core: per game the module whose
+# `GAME` is the game over the kernels' states (its `REFERENCE`, the registered game, with every
+# function on the kernels, bit for bit) and whose `to_reference` turns such a state back.
+MATCH_GAMES = {"csb": "arena_games.csb.kernel_game"}
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchEngine:
+    """What the match loop plays on: `game`, whose states it steps, checks and hands to the players,
+    and `reference_state`, which turns one of them into the reference game's (a result's final state)."""
+
+    game: Game
+    reference_state: Callable[[Any], Any]
+
+
+def match_engine(game: Game, core: str) -> MatchEngine:
+    """The engine of `game` on `core`: on "compiled", a registered game of MATCH_GAMES is played on
+    its kernel game (the same games: each of its functions is the reference's on the kernels);
+    otherwise, and for a game built otherwise (a variant with functions of its own), `game` itself.
+    Loads the kernels (Numba) on first use."""
+    if core == "compiled" and game.name in MATCH_GAMES:
+        kernel_game = importlib.import_module(MATCH_GAMES[game.name])
+        if game is kernel_game.REFERENCE:
+            return MatchEngine(kernel_game.GAME, kernel_game.to_reference)
+    return MatchEngine(game, _same)
+
+
+def _same(state: Any) -> Any:
+    return state

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from arena_bots.core import MatchEngine, match_engine, selected_core
 from arena_games.api import Action, Config, Game, JointAction
 from arena_games.replay import Forfeit, Replay, Step
 
@@ -94,10 +95,12 @@ def play(
     *,
     opening: Sequence[JointAction] = (),
     config: Config | None = None,
+    core: str | None = None,
 ) -> MatchResult:
-    """Play one game of `game` between `players` (by seat) from `opening`, seeded by `seed`."""
+    """Play one game of `game` between `players` (by seat) from `opening`, seeded by `seed`, on
+    `core` (as `play_many`)."""
     setup = MatchSetup(players=tuple(players), seed=seed, config=config, opening=tuple(opening))
-    return play_many(game, [setup])[0]
+    return play_many(game, [setup], core=core)[0]
 
 
 def play_many(
@@ -106,30 +109,37 @@ def play_many(
     *,
     before_round: Callable[[], None] | None = None,
     watch: Callable[[Sequence[GameInProgress]], None] | None = None,
+    core: str | None = None,
 ) -> list[MatchResult]:
     """Play all `setups` at once, batching each player object's decisions per round.
 
-    `before_round` is called before every round; it may raise (a PlatformFault when the worker shuts
-    down, say) to stop the batch. `watch` is called after it with every game of the batch, in
-    `setups` order, those already over included (a live view of the games; it must not change
-    them). Raises PlatformFault when a player raises.
+    The games are played on `core`'s engine of `game` (default: `core.selected_core()`, ARENA_CORE;
+    `core.match_engine`: on "compiled" Coders Strike Back steps on its kernels, and its players get
+    the kernels' states with the kernel game), the same games on either core. `before_round` is
+    called before every round; it may raise (a PlatformFault when the worker shuts down, say) to
+    stop the batch. `watch` is called after it with every game of the batch, in `setups` order,
+    those already over included (a live view of the games; it must not change them). Raises
+    PlatformFault when a player raises.
     """
-    games = [GameInProgress.start(game, setup) for setup in setups]
-    while running := [match for match in games if not match.is_over(game)]:
+    engine = match_engine(game, selected_core(core))
+    games = [GameInProgress.start(engine, setup) for setup in setups]
+    while running := [match for match in games if not match.is_over()]:
         if before_round is not None:
             before_round()
         if watch is not None:
             watch(games)
-        _play_round(game, running)
-    return [match.result(game) for match in games]
+        _play_round(engine.game, running)
+    return [match.result() for match in games]
 
 
 @dataclass
 class GameInProgress:
     """The mutable bookkeeping of one game while it is played; states themselves are immutable.
+    `state` is a state of `engine.game` (the kernels' on the compiled core, where it has them);
     `steps` are the steps played so far, the opening's included."""
 
     setup: MatchSetup
+    engine: MatchEngine
     state: Any
     rngs: tuple[np.random.Generator, ...]
     steps: list[Step]
@@ -137,7 +147,8 @@ class GameInProgress:
     all_forfeited: str = ""  # every acting player of one step forfeited: a draw, with this cause
 
     @classmethod
-    def start(cls, game: Game, setup: MatchSetup) -> GameInProgress:
+    def start(cls, engine: MatchEngine, setup: MatchSetup) -> GameInProgress:
+        game = engine.game
         if len(setup.players) != game.spec.num_players:
             raise ValueError(f"{game.name} needs {game.spec.num_players} players, got {len(setup.players)}")
         state = game.init(setup.seed, setup.config)
@@ -146,13 +157,14 @@ class GameInProgress:
             state = game.step(state, joint)
             steps.append(Step(actions=tuple(tuple(action) for action in joint)))
         rngs = tuple(np.random.default_rng((setup.seed, seat)) for seat in range(game.spec.num_players))
-        return cls(setup=setup, state=state, rngs=rngs, steps=steps)
+        return cls(setup=setup, engine=engine, state=state, rngs=rngs, steps=steps)
 
-    def is_over(self, game: Game) -> bool:
-        return self.forfeit is not None or bool(self.all_forfeited) or game.is_over(self.state)
+    def is_over(self) -> bool:
+        return self.forfeit is not None or bool(self.all_forfeited) or self.engine.game.is_over(self.state)
 
-    def apply(self, game: Game, actors: tuple[int, ...], decisions: Sequence[Decision]) -> None:
+    def apply(self, actors: tuple[int, ...], decisions: Sequence[Decision]) -> None:
         """Step with the actors' decisions, or end the game on the first bad one."""
+        game = self.engine.game
         forfeits = [
             Forfeit(player=seat, cause=cause, action=_as_action(decision.action))
             for seat, decision in zip(actors, decisions, strict=True)
@@ -169,22 +181,21 @@ class GameInProgress:
             if len(self.steps) > game.spec.max_length:
                 raise RuntimeError(f"{game.name} ran past its max_length {game.spec.max_length}: engine bug")
 
-    def result(self, game: Game) -> MatchResult:
-        replay = self.replay(game)
+    def result(self) -> MatchResult:
+        replay = self.replay()
         return MatchResult(
             returns=replay.returns,
             end_reason=replay.end_reason,
             forfeit=self.forfeit,
             replay=replay,
-            final_state=self.state,
+            final_state=self.engine.reference_state(self.state),
         )
 
-    def replay(self, game: Game) -> Replay:
+    def replay(self) -> Replay:
         """The replay so far: once the game is over its whole replay; before, its steps so far with
         returns of 0 and an empty end reason."""
-        returns, end_reason = (
-            self._outcome(game) if self.is_over(game) else ((0.0,) * game.spec.num_players, "")
-        )
+        game = self.engine.game
+        returns, end_reason = self._outcome() if self.is_over() else ((0.0,) * game.spec.num_players, "")
         return Replay(
             game=game.spec.name,
             game_version=game.spec.version,
@@ -199,7 +210,8 @@ class GameInProgress:
             meta=dict(self.setup.meta),
         )
 
-    def _outcome(self, game: Game) -> tuple[tuple[float, ...], str]:
+    def _outcome(self) -> tuple[tuple[float, ...], str]:
+        game = self.engine.game
         num_players = game.spec.num_players
         if self.all_forfeited:
             return (0.0,) * num_players, self.all_forfeited
@@ -255,7 +267,7 @@ def _play_round(game: Game, running: Sequence[GameInProgress]) -> None:
         decisions.update(zip(requested, _decide(players[key], game, requests), strict=True))
     for index in ready:
         seats = actors[index]
-        running[index].apply(game, seats, [decisions[index, seat] for seat in seats])
+        running[index].apply(seats, [decisions[index, seat] for seat in seats])
 
 
 def _decide(player: Player, game: Game, requests: Sequence[Request]) -> list[Decision]:

@@ -28,6 +28,7 @@ from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
 from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action, describe, search
 from arena_games.api import Game
+from arena_games.csb import physics as csb_physics
 from arena_games.csb import playouts as csb_playouts
 from arena_games.csb import rules as csb_rules
 from arena_games.smash import playouts as smash_batch
@@ -57,10 +58,20 @@ class RacerPlayer:
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         if game.name != csb_rules.GAME_NAME:
             raise ValueError(f"the racer plays {csb_rules.GAME_NAME} only, not {game.name}")
-        races = csb_rules.to_races([r.state for r in requests])
+        races = _races([r.state for r in requests])
         seats = np.array([r.player for r in requests])
         actions = csb_rules.by_seat(races, seats, csb_playouts.racer_actions)
         return [Decision(action=tuple(row)) for row in actions.tolist()]
+
+
+def _races(states: Sequence[Any]) -> csb_physics.Races:
+    """The physics arrays of the states a CSB game hands its players: the reference's, or on the
+    compiled core the kernel game's (`core.match_engine`), whose module loads Numba: imported here."""
+    if all(isinstance(state, csb_rules.CsbState) for state in states):
+        return csb_rules.to_races(states)
+    from arena_games.csb import kernel_game
+
+    return kernel_game.to_races(states)
 
 
 class GardenerPlayer:
@@ -429,6 +440,8 @@ def _network_decisions(
     except Exception as error:  # the model or its host failed: no request can be answered
         return [Decision(action=None, fault=f"{type(error).__name__}: {error}")] * len(requests)
     tops = _top_joint_actions(heads)
+    values = [output.tolist() for output in outputs]  # per head, per row: the outputs as floats
+    shown = _shown_outputs(outputs, legal) if len(heads) > 1 else []
     decisions = []
     for row, request in enumerate(requests):
         if broken[row]:
@@ -438,29 +451,27 @@ def _network_decisions(
         insight: dict[str, Any] = {"top": tops[row]}
         if kind == "q":
             for move in insight["top"]:
-                chosen = [
-                    float(output[row, index]) for output, index in zip(outputs, move["action"], strict=True)
-                ]
+                chosen = [value[row][index] for value, index in zip(values, move["action"], strict=True)]
                 move["q"] = round(sum(chosen) / len(chosen), 3)
-        if len(heads) > 1:  # the joint top moves hide what each head thought: keep its outputs
-            masks = [mask[row] for mask in legal]
-            insight["heads"] = _head_outputs(game, [output[row] for output in outputs], masks, kind)
+        if shown:  # the joint top moves hide what each head thought: keep its outputs
+            insight["heads"] = {"kind": kind} | {
+                head: part[row] for head, part in zip(game.spec.heads, shown, strict=True)
+            }
         decisions.append(Decision(action=action, insight=insight))
     return decisions
 
 
-def _head_outputs(
-    game: Game, outputs: Sequence[np.ndarray], masks: Sequence[np.ndarray], kind: str
-) -> dict[str, Any]:
-    """{"kind": "policy" or "q", head name: [its output per action, None where illegal]}, each
-    value rounded to 3 decimals: a multi-head insight's per-head view (CSB's Q-values per pod)."""
-    values: dict[str, Any] = {"kind": kind}
-    for head, output, mask in zip(game.spec.heads, outputs, masks, strict=True):
+def _shown_outputs(outputs: Sequence[np.ndarray], legal: Sequence[np.ndarray]) -> list[list[list[Any]]]:
+    """Per head, per row of its (n, A) output: the output per action rounded to 3 decimals, None
+    where illegal: a multi-head insight's per-head view (CSB's Q-values per pod), all rows at once."""
+    shown = []
+    for output, mask in zip(outputs, legal, strict=True):
         rounded = np.round(output.astype(np.float64), 3).tolist()
-        if not mask.all():
-            rounded = [value if legal else None for value, legal in zip(rounded, mask.tolist(), strict=True)]
-        values[head] = rounded
-    return values
+        for values, allowed in zip(rounded, mask.tolist(), strict=True):
+            if not all(allowed):
+                values[:] = [value if ok else None for value, ok in zip(values, allowed, strict=True)]
+        shown.append(rounded)
+    return shown
 
 
 def _head_probabilities(
@@ -486,31 +497,21 @@ def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> l
     """Per row of `heads` (each (n, A) probabilities): its `count` most likely joint actions with
     their probability, best first, heads independent (exact: a beam of `count` per head); moves of
     probability 0 left out. All rows at once."""
-    rows = len(heads[0])
-    actions = np.zeros((rows, 1, 0), dtype=np.int64)  # (n, beam, heads so far)
-    shares = np.ones((rows, 1))
+    rows = np.arange(len(heads[0]))[:, None]
+    actions = np.zeros((len(rows), 1, 0), dtype=np.int64)  # (n, beam, heads so far)
+    shares = np.ones((len(rows), 1))
     for probabilities in heads:
         likely = np.argsort(-probabilities, axis=1, kind="stable")[:, :count]  # (n, k)
-        joined = (shares[:, :, None] * np.take_along_axis(probabilities, likely, axis=1)[:, None, :]).reshape(
-            rows, -1
-        )
-        extended = np.concatenate(
-            [
-                np.broadcast_to(
-                    actions[:, :, None, :], (*actions.shape[:2], likely.shape[1], actions.shape[2])
-                ),
-                np.broadcast_to(likely[:, None, :, None], (rows, actions.shape[1], likely.shape[1], 1)),
-            ],
-            axis=3,
-        ).reshape(rows, joined.shape[1], -1)
-        order = np.argsort(-joined, axis=1, kind="stable")[:, :count]
-        shares = np.take_along_axis(joined, order, axis=1)
-        actions = np.take_along_axis(extended, order[:, :, None], axis=1)
+        joined = (shares[:, :, None] * probabilities[rows, likely][:, None, :]).reshape(len(rows), -1)
+        order = np.argsort(-joined, axis=1, kind="stable")[:, :count]  # beam b, then likely k: b * k + k
+        beam, extension = np.divmod(order, likely.shape[1])
+        shares = joined[rows, order]
+        actions = np.concatenate([actions[rows, beam], likely[rows, extension][:, :, None]], axis=2)
     return [
         [
             {"action": action, "share": round(share, 4)}
-            for action, share in zip(actions[row].tolist(), shares[row].tolist(), strict=True)
+            for action, share in zip(row_actions, row_shares, strict=True)
             if share > 0
         ]
-        for row in range(rows)
+        for row_actions, row_shares in zip(actions.tolist(), shares.tolist(), strict=True)
     ]

@@ -11,10 +11,11 @@ before it serves predict and games against people.
 
 It plays one move of each of the game's players on its opening, on the compiled core: every house
 bot that plays the game (`loading.HOUSE_KINDS`), and the AlphaZero player over a stand-in network
-of zeros (a `NetworkEvaluator`, so the compiled PUCT takes it), then the game's compiled random
-playouts and batch encoder (`core.on_core`: self-play's). A compiled function's types are those of
-the real calls (the same entry points on the same kinds of arrays), so a later move of any
-position compiles and loads nothing (tests/bots/test_warm.py).
+of zeros (a `NetworkEvaluator`, so the compiled PUCT takes it), on the states of the match loop's
+engine (`core.match_engine`), and one turn of that engine with a network player's inputs; then
+the game's compiled random playouts and batch encoder (`core.on_core`: self-play's). A compiled
+function's types are those of the real calls (the same entry points on the same kinds of
+arrays), so a later move of any position compiles and loads nothing (tests/bots/test_warm.py).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from arena_bots.core import on_core, selected_core
-from arena_bots.evaluators import NetworkEvaluator
+from arena_bots.core import match_engine, on_core, selected_core
+from arena_bots.evaluators import NetworkEvaluator, encode_batch
 from arena_bots.loading import GAME_HOUSE_BOTS, HOUSE_KINDS, house_player
 from arena_bots.manifest import VALUE_OUTPUT
 from arena_bots.match import Request
@@ -72,9 +73,12 @@ def warm_up_or_log(games: Iterable[str] = GAMES) -> None:
 
 def _play_each_path(game: Game) -> None:
     """One move of every house bot that plays `game` and of the AlphaZero player (the search players
-    in a game of one head), then one random playout and one batch encoding, from the opening."""
-    state = game.init(WARM_SEED, None)
-    player = game.to_move(state)[0]
+    in a game of one head) on the states of the match loop's engine (`core.match_engine`: Coders
+    Strike Back's kernel game), one turn of that engine with its inputs for a network player, then
+    one random playout and one batch encoding of the reference state (self-play's), from the opening."""
+    engine = match_engine(game, "compiled")
+    state = engine.game.init(WARM_SEED, None)
+    player = engine.game.to_move(state)[0]
 
     def request() -> Request:
         return Request(state, player, np.random.default_rng(WARM_SEED))
@@ -82,14 +86,19 @@ def _play_each_path(game: Game) -> None:
     searchable = len(game.spec.heads) == 1  # tree search needs one action head (CSB has four)
     for kind in HOUSE_KINDS:
         if GAME_HOUSE_BOTS.get(kind, game.name) == game.name and (kind != "uct" or searchable):
-            house_player(kind, simulations=WARM_SIMULATIONS, game=game.name).decide(game, [request()])
+            house_player(kind, simulations=WARM_SIMULATIONS, game=game.name).decide(engine.game, [request()])
     if searchable:
         evaluator = NetworkEvaluator(_ZeroNetwork(game), game)
-        MctsPlayer(evaluator, simulations=WARM_SIMULATIONS).decide(game, [request()])
+        MctsPlayer(evaluator, simulations=WARM_SIMULATIONS).decide(engine.game, [request()])
+    movers = engine.game.to_move(state)
+    rng = np.random.default_rng(WARM_SEED)
+    engine.game.returns(engine.game.step(state, [engine.game.random_action(state, p, rng) for p in movers]))
+    encode_batch(engine.game, [state], [player])
+    reference = engine.reference_state(state)
     compiled = on_core(game, "compiled")
-    compiled.random_playouts([state], [np.random.default_rng(WARM_SEED)])
+    compiled.random_playouts([reference], [np.random.default_rng(WARM_SEED)])
     if compiled.encode_many is not None:
-        compiled.encode_many([state], [player])
+        compiled.encode_many([reference], [player])
 
 
 class _ZeroNetwork:

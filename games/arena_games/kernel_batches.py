@@ -31,6 +31,13 @@ def pack_rows(
     return batch
 
 
+def distinct_pcg64(rngs: Sequence[np.random.Generator]) -> bool:
+    """Whether `rngs` are PCG64 generators, none of them twice: the generators whose draws every
+    game's compiled playouts reproduce (a generator of another kind, or one shared by several
+    states, stays on the reference)."""
+    return len({id(rng) for rng in rngs}) == len(rngs) and all(pcg64.is_pcg64(rng) for rng in rngs)
+
+
 def compiled_playouts(
     states: Sequence[Any],
     rngs: Sequence[np.random.Generator],

@@ -14,11 +14,11 @@ from numba.core import event
 from numba.core.dispatcher import Dispatcher
 
 from arena_bots import warm
-from arena_bots.core import on_core
+from arena_bots.core import match_engine, on_core
 from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.loading import GAME_HOUSE_BOTS, HOUSE_KINDS, house_player
 from arena_bots.match import Request
-from arena_bots.players import MctsPlayer
+from arena_bots.players import GreedyPlayer, MctsPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.registry import GAMES, UnknownGame, get_game
@@ -76,7 +76,8 @@ def _midgame(game: Game, seed: int, plies: int) -> Request:
 def test_after_warm_up_a_games_first_moves_compile_and_load_nothing(name):
     warm.warm_up([name])
     game = get_game(name)
-    request = _midgame(game, seed=7, plies=6)
+    engine = match_engine(game, "compiled")  # the match loop's: its players get its states
+    request = _midgame(engine.game, seed=7, plies=6)
     players = [
         house_player(kind, simulations=24, game=name)
         for kind in HOUSE_KINDS
@@ -86,13 +87,22 @@ def test_after_warm_up_a_games_first_moves_compile_and_load_nothing(name):
     if name in ZOO_NETS:
         sessions.append(InProcessSession(ZOO / name / f"{ZOO_NETS[name]}.onnx"))
         players.append(MctsPlayer(NetworkEvaluator(sessions[0], game), simulations=24))
+    if name == "csb":
+        sessions.append(InProcessSession(ZOO / name / "dqn-csb-final.onnx"))
+        players.append(GreedyPlayer(sessions[0], head_kind="q"))
     compiled = on_core(game, "compiled")
+    reference = engine.reference_state(request.state)
     with nothing_compiled_or_loaded():
         for player in players:
-            assert player.decide(game, [request])[0].action is not None
-        compiled.random_playouts([request.state] * 2, [np.random.default_rng(1), np.random.default_rng(2)])
+            assert player.decide(engine.game, [request])[0].action is not None
+        rng = request.rng
+        engine.game.step(
+            request.state,
+            [engine.game.random_action(request.state, p, rng) for p in engine.game.to_move(request.state)],
+        )
+        compiled.random_playouts([reference] * 2, [np.random.default_rng(1), np.random.default_rng(2)])
         if compiled.encode_many is not None:
-            compiled.encode_many([request.state], [request.player])
+            compiled.encode_many([reference], [request.player])
     for session in sessions:
         session.close()
 

@@ -61,7 +61,7 @@ def test_the_writer_writes_at_most_once_per_interval_and_catches_up_after_a_refu
         plain(db, progress=progress)
 
     monkeypatch.setattr(live, "add_progress", flaky)
-    writer = live.LiveWriter(engine, "worker-1/abc", game, interval=0.5, clock=_fake_clock())
+    writer = live.LiveWriter(engine, "worker-1/abc", interval=0.5, clock=_fake_clock())
     results = play_many(game, setups, watch=writer)
     rounds = max(len(result.replay.steps) - result.replay.opening_length for result in results)
     assert len(writes) == pytest.approx(rounds / 3, abs=1)  # a call every 0.2 s, a write every 0.6 s

@@ -17,7 +17,6 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena_bots.match import GameInProgress
-from arena_games.api import Game
 from arena_games.replay import step_to_dict
 from arena_platform.db import session
 from arena_platform.store.live import LiveProgress, NewLiveGame, add_progress, open_games
@@ -26,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 class LiveWriter:
-    """Writes the games of one `play_many` batch of `game` for the claim `owner`, at most every
+    """Writes the games of one `play_many` batch for the claim `owner`, at most every
     `interval` seconds of `clock` (the first call writes at once). A game's setup `meta` names its
     `pairing_id`, `index`, `ladder_id` and `bot_ids` by seat (as the runner's setups do)."""
 
@@ -34,14 +33,12 @@ class LiveWriter:
         self,
         engine: Engine,
         owner: str,
-        game: Game,
         *,
         interval: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._engine = engine
         self._owner = owner
-        self._game = game
         self._interval = interval
         self._clock = clock
         self._due = float("-inf")  # when the next write may happen, on `clock`
@@ -72,7 +69,7 @@ class LiveWriter:
 
     def _opened(self, match: GameInProgress) -> NewLiveGame:
         meta = match.setup.meta
-        header = match.replay(self._game).to_dict()
+        header = match.replay().to_dict()
         del header["steps"], header["result"]
         first, second = meta["bot_ids"]
         return NewLiveGame(
@@ -89,9 +86,9 @@ class LiveWriter:
         if self._ended[number]:
             return None
         written = self._written[number]
-        over = match.is_over(self._game)
+        over = match.is_over()
         if len(match.steps) == written and not over:
             return None
-        result = match.replay(self._game).to_dict()["result"] if over else None
+        result = match.replay().to_dict()["result"] if over else None
         steps = [step_to_dict(step) for step in match.steps[written:]]
         return LiveProgress(live_game_id=self._ids[number], first_ply=written, steps=steps, result=result)

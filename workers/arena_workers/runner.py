@@ -191,7 +191,7 @@ def _play_and_record(
     batches, bots = _prepare(context, pairing_ids)
     with context.models.pinned(bot.model_sha256 for bot in bots.values() if bot.model_sha256):
         for batch in batches.values():
-            live = LiveWriter(context.engine, owner, batch.game, interval=context.settings.live_seconds)
+            live = LiveWriter(context.engine, owner, interval=context.settings.live_seconds)
             started = time.perf_counter()
             results = play_many(batch.game, batch.setups, before_round=context.check_running, watch=live)
             seconds = (time.perf_counter() - started) / len(batch.pairings)

@@ -76,28 +76,33 @@ def pack(states: Sequence[CsbState]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return np.ascontiguousarray(motions), races.checkpoints, infos
 
 
+def to_races(motions: np.ndarray, checkpoints: np.ndarray, infos: np.ndarray) -> physics.Races:
+    """The batch as the reference's physics arrays (views of the batch's where the types agree)."""
+    return physics.Races(
+        checkpoints=checkpoints,
+        counts=infos[:, COUNT],
+        goal=infos[:, GOAL],
+        x=motions[:, :, X],
+        y=motions[:, :, Y],
+        vx=motions[:, :, VX],
+        vy=motions[:, :, VY],
+        angle=motions[:, :, ANGLE],
+        passes=infos[:, PASSES : PASSES + PODS],
+        shield=infos[:, SHIELD : SHIELD + PODS],
+        boosted=infos[:, BOOSTED : BOOSTED + PODS].astype(bool),
+        turn=infos[:, TURN],
+        timeouts=infos[:, TIMEOUT_0 : TIMEOUT_1 + 1],
+        winner=infos[:, WINNER],
+        ending=infos[:, ENDING],
+        contacts=(infos[:, CONTACTS, None] >> np.arange(PAIRS) & 1).astype(bool),
+    )
+
+
 def to_state(motion: np.ndarray, checkpoints: np.ndarray, info: np.ndarray) -> CsbState:
     """The reference state of the race's arrays."""
     count = int(info[COUNT])
-    races = physics.Races(
-        checkpoints=checkpoints[None],
-        counts=info[None, COUNT],
-        goal=info[None, GOAL],
-        x=motion[None, :, X],
-        y=motion[None, :, Y],
-        vx=motion[None, :, VX],
-        vy=motion[None, :, VY],
-        angle=motion[None, :, ANGLE],
-        passes=info[None, PASSES : PASSES + PODS],
-        shield=info[None, SHIELD : SHIELD + PODS],
-        boosted=info[None, BOOSTED : BOOSTED + PODS].astype(bool),
-        turn=info[None, TURN],
-        timeouts=info[None, TIMEOUT_0 : TIMEOUT_1 + 1],
-        winner=info[None, WINNER],
-        ending=info[None, ENDING],
-        contacts=(info[CONTACTS] >> np.arange(PAIRS) & 1).astype(bool)[None],
-    )
     corners = tuple((int(x), int(y)) for x, y in checkpoints[:count])
+    races = to_races(motion[None], checkpoints[None], info[None])
     return rules.from_races(races, 0, int(info[LAPS]), corners)
 
 

@@ -294,13 +294,14 @@ def legal_masks(state: CsbState, player: int) -> tuple[np.ndarray, ...]:
     return tuple(masks)
 
 
-def _checked_actions(state: CsbState, joint: Sequence[Sequence[int]]) -> np.ndarray:
-    """(1, 2, 4) the joint action's indices; IllegalAction unless it is one legal 4-tuple per player."""
+def checked_actions(over: bool, boosted: Sequence[bool], joint: Sequence[Sequence[int]]) -> np.ndarray:
+    """(1, 2, 4) the joint action's indices in a race that is `over` or not, whose pods 0..3 have
+    `boosted` or not; IllegalAction unless it is one legal 4-tuple per player (`legal_masks`)."""
     shape = (
         "a joint action is one (angle0, thrust0, angle1, thrust1) per player, "
         "like [(18, 49, 18, 49), (18, 49, 18, 50)]"
     )
-    if state.is_over:
+    if over:
         raise IllegalAction(f"{GAME_NAME}: the race is over")
     try:
         indices = [[_index(value) for value in action] for action in joint]
@@ -309,15 +310,12 @@ def _checked_actions(state: CsbState, joint: Sequence[Sequence[int]]) -> np.ndar
     if len(indices) != 2 or any(len(action) != 4 for action in indices):
         raise IllegalAction(f"{GAME_NAME}: {shape}; got {joint!r}")
     for player, action in enumerate(indices):
-        for (head, size), mask, index in zip(HEADS.items(), legal_masks(state, player), action, strict=True):
-            if not 0 <= index < size or not mask[index]:
-                why = (
-                    "a pod boosts once"
-                    if index == BOOST_ACTION and head.startswith("thrust")
-                    else f"0..{size - 1}"
-                )
+        for head, ((name, size), index) in enumerate(zip(HEADS.items(), action, strict=True)):
+            spent = head % 2 == 1 and index == BOOST_ACTION and boosted[2 * player + head // 2]
+            if not 0 <= index < size or spent:
+                why = "a pod boosts once" if spent else f"0..{size - 1}"
                 raise IllegalAction(
-                    f"{GAME_NAME}: player {player}'s {head} index {index} is not legal ({why})"
+                    f"{GAME_NAME}: player {player}'s {name} index {index} is not legal ({why})"
                 )
     return np.array(indices, dtype=np.int64)[None]
 
@@ -330,7 +328,7 @@ def _index(value: Any) -> int:
 
 def step(state: CsbState, joint: Sequence[Sequence[int]]) -> CsbState:
     """One turn: both players' head indices (see the module doc), in seat order."""
-    actions = _checked_actions(state, joint)
+    actions = checked_actions(state.is_over, [pod.boosted for pod in state.pods], joint)
     races = to_races([state])
     physics.play_turn(races, *decode_actions(races, actions))
     return from_races(races, 0, state.laps, state.checkpoints)

@@ -1,0 +1,147 @@
+"""Coders Strike Back as a `Game` whose states are the kernels' arrays (`Race`): the engine the match
+loop plays on the compiled core (ARCHITECTURE "Compiled core"), so a turn costs a few microseconds
+of compiled code instead of the reference's NumPy physics on one race (about 250 µs).
+
+Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
+(tests/games/test_csb_kernel_game.py): the same masks, steps, returns, end reasons, network inputs
+and playouts, and the same IllegalAction for a bad joint action (`rules.checked_actions`). What is
+shown or stored (render, view, to_dict, end_reason) goes through the reference state (`to_reference`),
+once per call: those are not per move.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from arena_games import kernel_batches
+from arena_games.api import Config, Game, GameError
+from arena_games.csb import GAME as REFERENCE
+from arena_games.csb import kernels, physics, rules
+from arena_games.csb.kernels import BOOSTED, FIELDS, MOTION, PODS, WINNER
+from arena_games.csb.rules import MAX_CHECKPOINTS
+
+# Each head's part of kernels.legal_mask's array (the heads' masks end to end, in head order).
+_HEAD_ENDS = np.cumsum([0, *rules.HEADS.values()]).tolist()
+_HEAD_PARTS = tuple(slice(start, end) for start, end in itertools.pairwise(_HEAD_ENDS))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Race:
+    """A race between turns as the kernels hold it; its arrays are never changed once made.
+    motion float64 (4, MOTION), checkpoints float64 (MAX_CHECKPOINTS, 2) (shared by every position
+    of one race), info int64 (FIELDS,): the layout of `kernels`' module doc."""
+
+    motion: np.ndarray
+    checkpoints: np.ndarray
+    info: np.ndarray
+
+
+def from_reference(state: rules.CsbState) -> Race:
+    """The race of a reference state."""
+    motions, checkpoints, infos = kernels.pack([state])
+    return Race(motions[0], checkpoints[0], infos[0])
+
+
+def to_reference(race: Race) -> rules.CsbState:
+    """The reference state of a race."""
+    return kernels.to_state(race.motion, race.checkpoints, race.info)
+
+
+def stack(races: Sequence[Race]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The races as a batch of new arrays: motions (n, 4, MOTION), checkpoints (n, MAX_CHECKPOINTS,
+    2), infos (n, FIELDS)."""
+    if not races:
+        return np.empty((0, PODS, MOTION)), np.empty((0, MAX_CHECKPOINTS, 2)), np.empty((0, FIELDS), np.int64)
+    return (
+        np.stack([race.motion for race in races]),
+        np.stack([race.checkpoints for race in races]),
+        np.stack([race.info for race in races]),
+    )
+
+
+def to_races(races: Sequence[Race]) -> physics.Races:
+    """The races as the reference's physics arrays (for the house racer, `playouts.racer_actions`)."""
+    return kernels.to_races(*stack(races))
+
+
+def init(seed: int, config: Config | None = None) -> Race:
+    return from_reference(rules.init(seed, config))
+
+
+def to_move(race: Race) -> tuple[int, ...]:
+    return () if race.info[WINNER] >= 0 else (0, 1)
+
+
+def legal_masks(race: Race, player: int) -> tuple[np.ndarray, ...]:
+    """`rules.legal_masks`: angle0, thrust0, angle1, thrust1 (views of one array); none for a player
+    who is not seated."""
+    if player not in (0, 1):
+        return ()
+    masks = kernels.legal_mask_batch(race.info[None], np.array([player]))[0]
+    return tuple(masks[part] for part in _HEAD_PARTS)
+
+
+def step(race: Race, joint: Sequence[Sequence[int]]) -> Race:
+    """`rules.step` on a copy of the race's arrays."""
+    over, boosted = race.info[WINNER] >= 0, race.info[BOOSTED : BOOSTED + PODS].tolist()
+    actions = rules.checked_actions(over, boosted, joint)
+    motion, info = race.motion.copy(), race.info.copy()
+    kernels.step_batch(motion[None], race.checkpoints[None], info[None], actions)
+    return Race(motion, race.checkpoints, info)
+
+
+def returns(race: Race) -> tuple[float, float]:
+    return kernels.returns_of(race.info)
+
+
+def end_reason(race: Race) -> str:
+    return rules.end_reason(to_reference(race))
+
+
+def encode_many(races: Sequence[Race], players: Sequence[int]) -> dict[str, np.ndarray]:
+    """`encoding.encode_many`: {"pods": float32 (n, 2, FEATURES)}."""
+    if len(players) != len(races) or any(player not in (0, 1) for player in players):
+        raise GameError(f"csb: one player (0 or 1) per state, got {list(players)!r}")
+    return {"pods": kernels.encode_batch(*stack(races), np.array(players, dtype=np.int64))}
+
+
+def encode(race: Race, player: int) -> dict[str, np.ndarray]:
+    return {"pods": encode_many([race], [player])["pods"][0]}
+
+
+def playouts(races: Sequence[Race], rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """`playouts.playouts`: on the kernels given distinct PCG64 generators (as `kernels.playouts`),
+    else on the reference states."""
+    if kernel_batches.distinct_pcg64(rngs):
+        return kernel_batches.compiled_playouts(
+            races, rngs, stack, kernels.playout_returns, shared_generators=False
+        )
+    return REFERENCE.random_playouts([to_reference(race) for race in races], rngs)
+
+
+def from_dict(data: Mapping[str, Any]) -> Race:
+    return from_reference(rules.from_dict(data))
+
+
+GAME: Game[Race] = Game(
+    spec=REFERENCE.spec,
+    init=init,
+    to_move=to_move,
+    legal_masks=legal_masks,
+    step=step,
+    returns=returns,
+    end_reason=end_reason,
+    encode=encode,
+    encode_many=encode_many,
+    render=lambda race: REFERENCE.render(to_reference(race)),
+    view=lambda race: REFERENCE.view(to_reference(race)),
+    to_dict=lambda race: rules.to_dict(to_reference(race)),
+    from_dict=from_dict,
+    opening=REFERENCE.opening,
+    playouts=playouts,
+)
