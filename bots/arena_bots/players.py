@@ -27,7 +27,7 @@ from arena_bots.evaluators import Evaluator, RolloutEvaluator, encode_batch, mas
 from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
 from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action, describe, search
-from arena_games.api import Game
+from arena_games.api import Action, Game
 from arena_games.csb import physics as csb_physics
 from arena_games.csb import playouts as csb_playouts
 from arena_games.csb import rules as csb_rules
@@ -389,7 +389,8 @@ def _search_decision(result: SearchResult, temperature: float, rng: np.random.Ge
     return Decision(action=(choose_action(result, temperature, rng),), insight=describe(result))
 
 
-Pick = Callable[[np.ndarray, np.random.Generator], int]  # probabilities (A,) -> chosen action
+# Per head the (m, A) probabilities of m requests, and their generators -> each request's action.
+Pick = Callable[[Sequence[np.ndarray], Sequence[np.random.Generator]], list[Action]]
 
 
 class GreedyPlayer:
@@ -423,12 +424,16 @@ class SamplePlayer:
         return _network_decisions(self.backend, game, requests, self.head_kind, self.temperature, _drawn)
 
 
-def _most_likely(probabilities: np.ndarray, rng: np.random.Generator) -> int:
-    return int(np.argmax(probabilities))
+def _most_likely(heads: Sequence[np.ndarray], rngs: Sequence[np.random.Generator]) -> list[Action]:
+    """Each request's most likely index per head (the first on a tie)."""
+    return list(zip(*(np.argmax(head, axis=1).tolist() for head in heads), strict=True))
 
 
-def _drawn(probabilities: np.ndarray, rng: np.random.Generator) -> int:
-    return int(rng.choice(probabilities.size, p=probabilities))
+def _drawn(heads: Sequence[np.ndarray], rngs: Sequence[np.random.Generator]) -> list[Action]:
+    """Each request's index per head drawn by its generator, request by request, head by head."""
+    return [
+        tuple(int(rng.choice(head.shape[1], p=head[row])) for head in heads) for row, rng in enumerate(rngs)
+    ]
 
 
 def _network_decisions(
@@ -439,25 +444,22 @@ def _network_decisions(
         heads, outputs, legal, broken = _head_probabilities(backend, game, requests, kind, temperature)
     except Exception as error:  # the model or its host failed: no request can be answered
         return [Decision(action=None, fault=f"{type(error).__name__}: {error}")] * len(requests)
-    tops = _top_joint_actions(heads)
-    values = [output.tolist() for output in outputs]  # per head, per row: the outputs as floats
+    answered = np.flatnonzero(~broken)
+    picked = pick([head[answered] for head in heads], [requests[row].rng for row in answered])
+    actions = dict(zip(answered.tolist(), picked, strict=True))
+    tops = _top_moves(*_top_joint_actions(heads), outputs if kind == "q" else None)
     shown = _shown_outputs(outputs, legal) if len(heads) > 1 else []
     decisions = []
-    for row, request in enumerate(requests):
-        if broken[row]:
+    for row in range(len(requests)):
+        if row not in actions:
             decisions.append(Decision(action=None, fault="the model gave non-finite outputs"))
             continue
-        action = tuple(pick(head[row], request.rng) for head in heads)
         insight: dict[str, Any] = {"top": tops[row]}
-        if kind == "q":
-            for move in insight["top"]:
-                chosen = [value[row][index] for value, index in zip(values, move["action"], strict=True)]
-                move["q"] = round(sum(chosen) / len(chosen), 3)
         if shown:  # the joint top moves hide what each head thought: keep its outputs
             insight["heads"] = {"kind": kind} | {
                 head: part[row] for head, part in zip(game.spec.heads, shown, strict=True)
             }
-        decisions.append(Decision(action=action, insight=insight))
+        decisions.append(Decision(action=actions[row], insight=insight))
     return decisions
 
 
@@ -493,10 +495,10 @@ def _head_probabilities(
     return heads, raw, legal, broken
 
 
-def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> list[list[dict[str, Any]]]:
-    """Per row of `heads` (each (n, A) probabilities): its `count` most likely joint actions with
-    their probability, best first, heads independent (exact: a beam of `count` per head); moves of
-    probability 0 left out. All rows at once."""
+def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of `heads` (each (n, A) probabilities): its `count` most likely joint actions, best
+    first, heads independent (exact: a beam of `count` per head), all rows at once: int (n, k,
+    heads) actions and float64 (n, k) their probabilities."""
     rows = np.arange(len(heads[0]))[:, None]
     actions = np.zeros((len(rows), 1, 0), dtype=np.int64)  # (n, beam, heads so far)
     shares = np.ones((len(rows), 1))
@@ -507,11 +509,29 @@ def _top_joint_actions(heads: Sequence[np.ndarray], count: int = TOP_MOVES) -> l
         beam, extension = np.divmod(order, likely.shape[1])
         shares = joined[rows, order]
         actions = np.concatenate([actions[rows, beam], likely[rows, extension][:, :, None]], axis=2)
+    return actions, shares
+
+
+def _top_moves(
+    actions: np.ndarray, shares: np.ndarray, outputs: Sequence[np.ndarray] | None
+) -> list[list[dict[str, Any]]]:
+    """The insight's top moves of each row of `_top_joint_actions`: {"action", "share"} (rounded to
+    4 decimals), moves of share 0 left out; with the heads' Q-values `outputs` (each (n, A)), each
+    move's "q" too: the mean of its heads' values (summed head by head in float64), to 3 decimals."""
+    means = shares  # a stand-in of the same shape where there are no Q-values
+    if outputs is not None:
+        rows = np.arange(len(actions))[:, None]
+        total = np.zeros(shares.shape)
+        for head, output in enumerate(outputs):
+            total = total + output[rows, actions[:, :, head]].astype(np.float64)
+        means = total / len(outputs)
     return [
         [
-            {"action": action, "share": round(share, 4)}
-            for action, share in zip(row_actions, row_shares, strict=True)
+            {"action": action, "share": round(share, 4)} | ({} if outputs is None else {"q": round(mean, 3)})
+            for action, share, mean in zip(row_actions, row_shares, row_means, strict=True)
             if share > 0
         ]
-        for row_actions, row_shares in zip(actions.tolist(), shares.tolist(), strict=True)
+        for row_actions, row_shares, row_means in zip(
+            actions.tolist(), shares.tolist(), means.tolist(), strict=True
+        )
     ]
