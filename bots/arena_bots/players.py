@@ -28,7 +28,6 @@ from arena_bots.manifest import head_output_name
 from arena_bots.match import Decision, Request
 from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action, describe, search
 from arena_games.api import Action, Game
-from arena_games.csb import physics as csb_physics
 from arena_games.csb import playouts as csb_playouts
 from arena_games.csb import rules as csb_rules
 from arena_games.smash import playouts as smash_batch
@@ -50,7 +49,8 @@ class RandomPlayer:
 class RacerPlayer:
     """House bot of Coders Strike Back: the heuristic racer (`arena_games.csb.playouts.racer_actions`:
     aim at the next checkpoint against the drift, slow down to turn, BOOST on the longest straight),
-    all requests in one batch. The baseline a CSB network must beat."""
+    all requests in one batch; on the kernels' races (`kernels.racer`, the same heads) where the
+    game hands it those. The baseline a CSB network must beat."""
 
     def __init__(self, name: str = "racer") -> None:
         self.name = name
@@ -58,20 +58,15 @@ class RacerPlayer:
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         if game.name != csb_rules.GAME_NAME:
             raise ValueError(f"the racer plays {csb_rules.GAME_NAME} only, not {game.name}")
-        races = _races([r.state for r in requests])
-        seats = np.array([r.player for r in requests])
-        actions = csb_rules.by_seat(races, seats, csb_playouts.racer_actions)
+        states, seats = [r.state for r in requests], [r.player for r in requests]
+        if all(isinstance(state, csb_rules.CsbState) for state in states):
+            races = csb_rules.to_races(states)
+            actions = csb_rules.by_seat(races, np.array(seats), csb_playouts.racer_actions)
+        else:  # the kernels' races (the compiled core's match engine); the module loads Numba
+            from arena_games.csb import kernel_game
+
+            actions = kernel_game.racer_actions(states, seats)
         return [Decision(action=tuple(row)) for row in actions.tolist()]
-
-
-def _races(states: Sequence[Any]) -> csb_physics.Races:
-    """The physics arrays of the states a CSB game hands its players: the reference's, or on the
-    compiled core the kernel game's (`core.match_engine`), whose module loads Numba: imported here."""
-    if all(isinstance(state, csb_rules.CsbState) for state in states):
-        return csb_rules.to_races(states)
-    from arena_games.csb import kernel_game
-
-    return kernel_game.to_races(states)
 
 
 class GardenerPlayer:

@@ -4,8 +4,8 @@ bit for bit (ARCHITECTURE "Compiled core").
 On 10,000+ positions of races between the house racer, uniformly random heads and the zoo's final
 DQN net, and races near the turn cap: every field of `to_dict` after each turn (the floats compared
 as bits, so -0.0 is not 0.0), masks, returns, end reasons (every ending reached, with bounces,
-shields and boosts on the way) and both players' inputs; random playouts against
-`playouts.playouts` draw for draw.
+shields and boosts on the way), both players' inputs and the house racer's heads; random playouts
+against `playouts.playouts` draw for draw.
 """
 
 from __future__ import annotations
@@ -137,6 +137,18 @@ def test_encodings_equal_the_reference_for_both_players(positions):
         got = kernels.encode_batch(motions, checkpoints, infos, seats)
         assert got.dtype == np.float32
         assert np.array_equal(bits(got), bits(expected))
+
+
+def test_the_house_racer_equals_the_reference_racer_for_both_players(positions):
+    motions, checkpoints, infos = kernels.pack(positions.states)
+    races = rules.to_races(positions.states)
+    for player in (0, 1):
+        expected = racer_actions(races, player)
+        assert np.array_equal(
+            kernels.racer_batch(motions, checkpoints, infos, np.full(len(infos), player)), expected
+        )
+        assert (expected[:, 1::2] == rules.BOOST_ACTION).any()  # boosts, slow-downs and full thrust met
+        assert {0, rules.BOOST_ACTION - 1} <= set(expected[:, 1::2].ravel().tolist())
 
 
 def test_playouts_equal_the_numpy_playouts_draw_for_draw(positions):

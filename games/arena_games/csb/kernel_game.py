@@ -21,7 +21,7 @@ import numpy as np
 from arena_games import kernel_batches
 from arena_games.api import Config, Game, GameError
 from arena_games.csb import GAME as REFERENCE
-from arena_games.csb import kernels, physics, rules
+from arena_games.csb import kernels, rules
 from arena_games.csb.kernels import BOOSTED, FIELDS, MOTION, PODS, WINNER
 from arena_games.csb.rules import MAX_CHECKPOINTS
 
@@ -64,9 +64,9 @@ def stack(races: Sequence[Race]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-def to_races(races: Sequence[Race]) -> physics.Races:
-    """The races as the reference's physics arrays (for the house racer, `playouts.racer_actions`)."""
-    return kernels.to_races(*stack(races))
+def racer_actions(races: Sequence[Race], players: Sequence[int]) -> np.ndarray:
+    """int (n, 4): the house racer's head indices (`playouts.racer_actions`) in races[i] for players[i]."""
+    return kernels.racer_batch(*stack(races), np.array(players, dtype=np.int64))
 
 
 def init(seed: int, config: Config | None = None) -> Race:

@@ -28,7 +28,17 @@ from numba import njit
 from arena_games import kernel_batches, pcg64, ufunc_loops
 from arena_games.csb import physics, rules
 from arena_games.csb.encoding import FEATURES, MAX_DISTANCE, MAX_SPEED
-from arena_games.csb.playouts import BLOCK
+from arena_games.csb.playouts import (
+    BLOCK,
+    BOOST_ALIGNMENT,
+    BOOST_DISTANCE,
+    CHECKPOINT_MARGIN,
+    COAST_TURNS,
+    DRIFT_TURNS,
+    FRICTION_POWERS,
+    FULL_THRUST_TURN,
+    NO_THRUST_TURN,
+)
 from arena_games.csb.rules import (
     ANGLE_CENTRE,
     ANGLE_STEPS,
@@ -449,6 +459,63 @@ def random_playout(
     return info[ENDING]
 
 
+# --- the house racer (playouts.racer_actions) -------------------------------------------------------------
+
+_REACH = np.cumsum(FRICTION_POWERS[:COAST_TURNS])  # playouts._drifts_through's
+_MARGIN_SQ = CHECKPOINT_MARGIN**2
+_RADIANS_TO_DEGREES = 180.0 / np.pi  # np.degrees' factor
+
+
+@njit(cache=True)
+def _longest_leg_end(checkpoints: np.ndarray, info: np.ndarray) -> int:
+    """playouts._longest_leg_ends: the checkpoint at the end of the map's longest leg (the first)."""
+    best, longest = 0, -math.inf
+    for index in range(info[COUNT]):
+        previous = (index - 1) % info[COUNT]
+        dx = checkpoints[index, 0] - checkpoints[previous, 0]
+        dy = checkpoints[index, 1] - checkpoints[previous, 1]
+        leg = math.sqrt(dx * dx + dy * dy)  # np.linalg.norm of two
+        if leg > longest:
+            best, longest = index, leg
+    return best
+
+
+@njit(cache=True)
+def racer(
+    motion: np.ndarray, checkpoints: np.ndarray, info: np.ndarray, player: int, out: np.ndarray, atan2: tuple
+) -> None:
+    """Writes `playouts.racer_actions` of `player` (angle0, thrust0, angle1, thrust1) into out
+    (int (4,)): the same float64 operations in the same order (np.hypot is the C library's hypot,
+    as Numba's math.hypot; np.round is rint)."""
+    longest_end = _longest_leg_end(checkpoints, info)
+    for own in range(2):
+        pod = 2 * player + own
+        x, y, vx, vy = motion[pod, X], motion[pod, Y], motion[pod, VX], motion[pod, VY]
+        following = min(info[PASSES + pod] + 1, info[GOAL]) % info[COUNT]
+        after = (following + 1) % info[COUNT]
+        cx, cy = checkpoints[following, 0], checkpoints[following, 1]
+        distance = math.hypot(cx - x, cy - y)
+        coasting = False
+        for turns in _REACH:
+            dx, dy = x + vx * turns - cx, y + vy * turns - cy
+            coasting |= dx * dx + dy * dy < _MARGIN_SQ
+        aim_x = (checkpoints[after, 0] if coasting else cx) - DRIFT_TURNS * vx
+        aim_y = (checkpoints[after, 1] if coasting else cy) - DRIFT_TURNS * vy
+        wanted = _atan2(atan2, aim_y - y, aim_x - x)
+        turn = _diff_angle(wanted, _heading(motion, checkpoints, info, pod, atan2)) * _RADIANS_TO_DEGREES
+        out[2 * own] = min(max(np.rint(turn), -ANGLE_CENTRE), ANGLE_CENTRE) + ANGLE_CENTRE
+        slowing = (NO_THRUST_TURN - abs(turn)) / (NO_THRUST_TURN - FULL_THRUST_TURN)
+        out[2 * own + 1] = np.rint(min(max(slowing, 0.0), 1.0) * (BOOST_ACTION - 1))
+        if (
+            not info[BOOSTED + pod]
+            and not coasting
+            and following == longest_end
+            and abs(turn) < BOOST_ALIGNMENT
+            and distance > BOOST_DISTANCE
+        ):
+            out[2 * own + 1] = BOOST_ACTION
+
+
 # --- batches (the arctan2 loop passed in) ---------------------------------------------------------------
 
 
@@ -480,6 +547,15 @@ def _playout_returns(motions, checkpoints, infos, rngs, loop, data) -> np.ndarra
 
 
 @njit(cache=True)
+def _racer_batch(motions, checkpoints, infos, players, loop, data) -> np.ndarray:
+    atan2 = (loop, data, ufunc_loops.new_frame())
+    actions = np.empty((infos.shape[0], 4), dtype=np.int64)
+    for row in range(infos.shape[0]):
+        racer(motions[row], checkpoints[row], infos[row], players[row], actions[row], atan2)
+    return actions
+
+
+@njit(cache=True)
 def legal_mask_batch(infos: np.ndarray, players: np.ndarray) -> np.ndarray:
     """bool (n, MASK_SIZE): `legal_mask` of row i for players[i]."""
     masks = np.empty((infos.shape[0], MASK_SIZE), dtype=np.bool_)
@@ -498,6 +574,13 @@ def encode_batch(
 ) -> np.ndarray:
     """float32 (n, 2, FEATURES): row i `encode`d for players[i] (encoding.encode_many)."""
     return _encode_batch(motions, checkpoints, infos, players, *_ARCTAN2)
+
+
+def racer_batch(
+    motions: np.ndarray, checkpoints: np.ndarray, infos: np.ndarray, players: np.ndarray
+) -> np.ndarray:
+    """int (n, 4): `playouts.racer_actions` of row i for players[i]."""
+    return _racer_batch(motions, checkpoints, infos, players, *_ARCTAN2)
 
 
 def playout_returns(
