@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena_bots.core import CORES, match_engine
-from arena_bots.match import MatchSetup, Player, play_many
+from arena_bots.match import Decision, MatchSetup, Player, play, play_many
 from arena_bots.players import ChainPlayer, GardenerPlayer, GreedyPlayer, RacerPlayer, RandomPlayer, UctPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
@@ -60,3 +60,22 @@ def test_the_compiled_core_plays_coders_strike_back_on_its_kernels():
     variant = dataclasses.replace(csb, step=csb.step)  # a game of its own functions keeps them
     assert match_engine(variant, "compiled").game is variant
     assert match_engine(get_game("bobail"), "compiled").game is get_game("bobail")
+
+
+class Repeating:
+    """Plays one action every turn, legal or not (a broken bot's moves, for the forfeits)."""
+
+    def __init__(self, action: tuple) -> None:
+        self.name, self.action = f"always {action}", action
+
+    def decide(self, game: Game, requests: list) -> list[Decision]:
+        return [Decision(action=self.action) for _ in requests]
+
+
+@pytest.mark.parametrize("action", [(18, 50, 18, 49), (18, 49, 18), (18, 52, 18, 49), (True, 49, 18, 49)])
+def test_a_coders_strike_back_forfeit_is_the_same_on_both_cores(action):
+    """A second BOOST, a malformed action, one out of range and a bool lose as on the reference."""
+    csb = get_game("csb")
+    results = [play(csb, [Repeating(action), RacerPlayer()], seed=5, core=core) for core in CORES]
+    assert results[0].forfeit is not None
+    assert results[1].replay.to_dict() == results[0].replay.to_dict()
