@@ -259,13 +259,13 @@ class ModelHost(InferenceBackend):
             if self._channel.wait_for_ring(deadline) != DONE:
                 raise ProtocolError("the model host rang an unknown doorbell")
             answer = self._memory.read_answer()
-            if answer.fault_code is not None:
+            if answer.status:
                 raise self._fail(_child_fault(answer.fault_code, answer.message))
             self._child_cpu_s = answer.cpu_s
-            outputs = self._memory.read_outputs(batch)
-        for name, output in outputs.items():
-            if not np.isfinite(output).all():
-                raise self._fail(ModelFault("non_finite", f"output {name!r} contains NaN or infinity"))
+            rows, outputs = self._memory.read_outputs(batch)
+        if not np.isfinite(rows).all():
+            names = [name for name, output in outputs.items() if not np.isfinite(output).all()]
+            raise self._fail(ModelFault("non_finite", f"output {names[0]!r} contains NaN or infinity"))
         return outputs
 
     @contextlib.contextmanager

@@ -5,6 +5,10 @@
 It imports nothing of the parent's side. A run is stopped by a watchdog thread once it has used
 `call_timeout_s` of this process's CPU time; the same thread exits the process when the parent is
 gone, so a child never outlives the worker that started it.
+
+A call runs the model on ONNX Runtime I/O bindings of the shared memory, one per batch size, made at
+that size's first call: the model reads its inputs from their blocks and writes its outputs into
+the outputs' block, with no copy in either direction and no array made per call.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 import onnxruntime as ort
@@ -26,6 +31,12 @@ from arena_bots.host_protocol import DESCRIBE, DONE, RUN, Channel, Layout, Proto
 
 _WATCH_TICK_S = 0.02  # the watchdog: deadline precision and parent-death latency
 _CPU_HARD_MARGIN_S = 5  # SIGXCPU at cpu_seconds, SIGKILL this much later
+
+# ONNX Runtime's Python run_with_iobinding looks this run option up on every run, and an absent one
+# costs it a C++ exception (about 30 µs); each run sets it to its default, the graph id 0.
+_GRAPH_ID_OPTION = "gpu_graph_id"
+
+Result = TypeVar("Result")
 
 
 class _DeadlineExceeded(Exception):
@@ -48,11 +59,17 @@ class _Watchdog:
         self._armed: tuple[ort.RunOptions, float] | None = None  # the run's options and deadline
         threading.Thread(target=self._watch, name="arena-host-watchdog", daemon=True).start()
 
-    def run(self, session: ort.InferenceSession, names: list[str], feeds: dict[str, np.ndarray]) -> list[Any]:
+    def deadline(self) -> float:
+        """The deadline of a call starting now, in this process's CPU seconds."""
+        return time.process_time() + self.timeout_s
+
+    def run(self, deadline: float, run: Callable[[ort.RunOptions], Result]) -> Result:
+        """`run(options)`, one ONNX Runtime run given the options, stopped past `deadline`."""
         options = ort.RunOptions()
-        self._armed = (options, time.process_time() + self.timeout_s)
+        options.add_run_config_entry(_GRAPH_ID_OPTION, "0")
+        self._armed = (options, deadline)
         try:
-            return session.run(names, feeds, options)
+            return run(options)
         except Exception:
             if options.terminate:
                 raise _DeadlineExceeded from None
@@ -134,11 +151,12 @@ def _serve(socket_fd: int) -> None:
     layout = Layout.from_json(channel.receive_json())
     memory = SharedMemory(layout)
     os.close(layout.memory_fd)
+    calls = _Calls(session, memory, watchdog)
     channel.send_json({"ready": True, "cpu_s": time.process_time()})
     while True:
         doorbell = channel.wait_for_ring()
         if doorbell == RUN:
-            _serve_run(session, memory, watchdog)
+            calls.serve()
             channel.ring(DONE)
         elif doorbell == DESCRIBE:
             channel.send_json(_describe_process())
@@ -146,23 +164,68 @@ def _serve(socket_fd: int) -> None:
             raise ProtocolError(f"an unknown doorbell {doorbell!r}")
 
 
-def _serve_run(session: ort.InferenceSession, memory: SharedMemory, watchdog: _Watchdog) -> None:
-    """One model call: inputs from the shared memory, outputs or a fault into it."""
-    batch, feeds = memory.read_call()
-    try:
-        outputs = watchdog.run(session, [tensor.name for tensor in memory.outputs], feeds)
-    except _DeadlineExceeded:
-        memory.write_fault("timeout", f"inference ran past {watchdog.timeout_s:g} s of CPU")
-        return
-    except Exception as error:  # onnxruntime's failures (e.g. a failed allocation) are the model's
-        memory.write_fault("run_failed", f"onnxruntime failed: {error}")
-        return
-    for tensor, output in zip(memory.outputs, outputs, strict=True):
-        if output.shape != tensor.shape(batch):
-            message = f"output {tensor.name!r} has shape {output.shape}, expected {tensor.shape(batch)}"
-            memory.write_fault("bad_output_shape", message)
+class _Calls:
+    """Serves model calls through the shared memory, on the session's I/O bindings of it: one per
+    batch size, made at that size's first call, with the output addresses it was bound to."""
+
+    def __init__(self, session: ort.InferenceSession, memory: SharedMemory, watchdog: _Watchdog) -> None:
+        self._session, self._memory, self._watchdog = session, memory, watchdog
+        self._bindings: dict[int, tuple[ort.IOBinding, list[int]]] = {}
+
+    def serve(self) -> None:
+        """One model call: inputs from the shared memory, outputs or a fault into it."""
+        memory = self._memory
+        batch = memory.read_batch()
+        try:
+            outputs = self._run(batch)
+        except _DeadlineExceeded:
+            memory.write_fault("timeout", f"inference ran past {self._watchdog.timeout_s:g} s of CPU")
             return
-    memory.write_outputs(outputs)
+        except Exception as error:  # onnxruntime's failures (e.g. a failed allocation) are the model's
+            memory.write_fault("run_failed", f"onnxruntime failed: {error}")
+            return
+        if outputs is not None:
+            for tensor, output in zip(memory.layout.outputs, outputs, strict=True):
+                if output.shape != (expected := tensor.shape(batch)):
+                    message = f"output {tensor.name!r} has shape {output.shape}, expected {expected}"
+                    memory.write_fault("bad_output_shape", message)
+                    return
+            memory.write_outputs(batch, outputs)
+        memory.write_answer()
+
+    def _run(self, batch: int) -> list[np.ndarray] | None:
+        """The model run on a call's inputs within one deadline: None once its outputs are in their
+        block, else its outputs (to check and copy). A bound run that fails runs again unbound, so an
+        output of the wrong shape shows as such (ONNX Runtime refuses to write it into its binding)."""
+        deadline = self._watchdog.deadline()
+        try:
+            return self._run_bound(batch, deadline)
+        except _DeadlineExceeded:
+            raise
+        except Exception:
+            names = [tensor.name for tensor in self._memory.layout.outputs]
+            feeds = self._memory.input_views(batch)
+            return self._watchdog.run(deadline, lambda options: self._session.run(names, feeds, options))
+
+    def _run_bound(self, batch: int, deadline: float) -> list[np.ndarray] | None:
+        """None once ONNX Runtime wrote every output in place; else the outputs (it hands back a
+        tensor of its own for an output that is also an input)."""
+        binding, addresses = self._bindings.get(batch) or self._bind(batch)
+        self._watchdog.run(deadline, lambda options: self._session.run_with_iobinding(binding, options))
+        values = binding.get_outputs_as_ortvaluevector()  # indexed: iterating it ends in an exception
+        if all(values[index].data_ptr() == address for index, address in enumerate(addresses)):
+            return None
+        return [values[index].numpy() for index in range(len(addresses))]
+
+    def _bind(self, batch: int) -> tuple[ort.IOBinding, list[int]]:
+        binding = self._session.io_binding()
+        for name, view in self._memory.input_views(batch).items():
+            binding.bind_cpu_input(name, view)
+        outputs = self._memory.output_views(batch)
+        for name, view in outputs.items():
+            binding.bind_output(name, "cpu", 0, np.float32, view.shape, view.ctypes.data)
+        self._bindings[batch] = binding, [view.ctypes.data for view in outputs.values()]
+        return self._bindings[batch]
 
 
 if __name__ == "__main__":

@@ -19,7 +19,11 @@ child (unpickling is running code) and reads the header once per call, into its 
 The shared memory is one anonymous memfd (Linux): it has no name in /dev/shm, so nothing leaks even
 when both processes are killed, and it is sealed against resizing, so a compromised child cannot
 shrink it under the parent's mapping (which would crash the parent with SIGBUS). It holds the call
-header, then one block per tensor, inputs then outputs, each sized for max_batch rows.
+header, then one block per input sized for max_batch rows, then the outputs' block: a call's outputs
+lie there packed one after the other for its batch (output k starts where output k-1's `batch` rows
+end), so the parent reads them all with one copy and checks them with one pass. The child binds
+ONNX Runtime's inputs and outputs to views of these blocks, so the model reads its inputs and writes
+its outputs in place.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import struct
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -90,10 +94,17 @@ class Layout:
     memory_fd: int  # the same number in both processes (passed at spawn)
 
     def block_offsets(self) -> list[int]:
-        """Where each tensor's block starts in the shared memory (after the call header): inputs,
-        then outputs; the last entry is where the memory ends."""
-        sizes = [_aligned(tensor.nbytes(self.max_batch)) for tensor in self.inputs + self.outputs]
+        """Where each input's block starts in the shared memory (after the call header), then where
+        the outputs' block starts, then where the memory ends."""
+        sizes = [_aligned(tensor.nbytes(self.max_batch)) for tensor in self.inputs]
+        sizes.append(sum(tensor.nbytes(self.max_batch) for tensor in self.outputs))
         return [_HEADER_BYTES + sum(sizes[:index]) for index in range(len(sizes) + 1)]
+
+    def output_offsets(self, batch: int) -> list[int]:
+        """Where each output of a `batch`-row call starts, in float32 elements from the start of the
+        outputs' block (packed: each right after the last); the last entry is where they end."""
+        sizes = [tensor.nbytes(batch) // _FLOAT32_BYTES for tensor in self.outputs]
+        return [sum(sizes[:index]) for index in range(len(sizes) + 1)]
 
     def shared_bytes(self) -> int:
         return self.block_offsets()[-1]
@@ -165,19 +176,25 @@ class Channel:
         self._socket.send(doorbell)
 
     def wait_for_ring(self, deadline: float | None = None) -> bytes:
-        """The next one-byte doorbell."""
-        return bytes(self._read_exactly(1, deadline))
+        """The next one-byte doorbell: with nothing buffered, one wait and a one-byte read."""
+        if self._received:
+            return bytes(self._read_exactly(1, deadline))
+        return self._receive_some(1, deadline)
 
     def _read_exactly(self, size: int, deadline: float | None) -> bytearray:
         while len(self._received) < size:
-            self._wait(self._readable, deadline)
-            chunk = self._socket.recv(max(_RECEIVE_BYTES, size - len(self._received)))
-            if not chunk:
-                raise EOFError("the other side closed the socket")
-            self._received += chunk
+            self._received += self._receive_some(max(_RECEIVE_BYTES, size - len(self._received)), deadline)
         data = self._received[:size]
         del self._received[:size]
         return data
+
+    def _receive_some(self, max_bytes: int, deadline: float | None) -> bytes:
+        """What the socket has (1 to max_bytes bytes), once it has something; EOFError once closed."""
+        self._wait(self._readable, deadline)
+        chunk = self._socket.recv(max_bytes)
+        if not chunk:
+            raise EOFError("the other side closed the socket")
+        return chunk
 
     @staticmethod
     def _wait(poll: select.poll, deadline: float | None) -> None:
@@ -190,11 +207,10 @@ class Channel:
             raise TimeoutError("no answer before the deadline")
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """The child's answer to a call, as read from the call header."""
 
-    status: int  # 0: the outputs are in their blocks; else 1 + the index of a CALL_FAULT_CODES entry
+    status: int  # 0: the outputs are in their block; else 1 + the index of a CALL_FAULT_CODES entry
     cpu_s: float  # the child's CPU seconds when it answered
     message: str  # a fault's message, for the bot's author; "" with outputs
 
@@ -210,19 +226,20 @@ class Answer:
 
 
 class SharedMemory:
-    """The call header and the tensors' blocks, float32 arrays (max_batch, *dims), in the memfd."""
+    """The call header, the inputs' blocks (float32 arrays (max_batch, *dims)) and the outputs'
+    block (float32, packed per call: `Layout.output_offsets`), in the memfd."""
 
     def __init__(self, layout: Layout) -> None:
-        self.inputs, self.outputs = layout.inputs, layout.outputs
+        self.layout = layout
         self._memory = mmap.mmap(layout.memory_fd, layout.shared_bytes())
-        tensors, offsets = layout.inputs + layout.outputs, layout.block_offsets()[:-1]
-        blocks = [
-            np.ndarray(tensor.shape(layout.max_batch), dtype=np.float32, buffer=self._memory, offset=offset)
-            for tensor, offset in zip(tensors, offsets, strict=True)
-        ]
-        count = len(layout.inputs)
-        self._input_blocks = {t.name: block for t, block in zip(self.inputs, blocks[:count], strict=True)}
-        self._output_blocks = {t.name: block for t, block in zip(self.outputs, blocks[count:], strict=True)}
+        offsets = layout.block_offsets()
+        self._input_blocks = {
+            tensor.name: np.ndarray(tensor.shape(layout.max_batch), np.float32, self._memory, offset)
+            for tensor, offset in zip(layout.inputs, offsets, strict=False)
+        }
+        output_floats = (offsets[-1] - offsets[-2]) // _FLOAT32_BYTES
+        self._output_block = np.ndarray((output_floats,), np.float32, self._memory, offsets[-2])
+        self._output_offsets = [layout.output_offsets(batch) for batch in range(layout.max_batch + 1)]
 
     @classmethod
     def allocate(cls, layout: Layout) -> SharedMemory:
@@ -230,6 +247,15 @@ class SharedMemory:
         os.ftruncate(layout.memory_fd, layout.shared_bytes())
         fcntl.fcntl(layout.memory_fd, fcntl.F_ADD_SEALS, _SEALS)
         return cls(layout)
+
+    def _split_outputs(self, rows: np.ndarray, batch: int) -> dict[str, np.ndarray]:
+        """The outputs of a `batch`-row call by name, shaped (batch, *dims), as views of `rows` (the
+        outputs' block or a copy of its start)."""
+        offsets = self._output_offsets[batch]
+        return {
+            tensor.name: rows[start:end].reshape(tensor.shape(batch))
+            for tensor, start, end in zip(self.layout.outputs, offsets, offsets[1:], strict=False)
+        }
 
     # the parent's side of a call
 
@@ -241,32 +267,44 @@ class SharedMemory:
 
     def read_answer(self) -> Answer:
         status, cpu_s, length = _ANSWER.unpack_from(self._memory, _ANSWER_OFFSET)
-        start = _FAULT_TEXT_OFFSET
-        text = self._memory[start : start + min(length, _FAULT_TEXT_BYTES)] if status else b""
+        if status == 0:
+            return Answer(status, cpu_s, "")
+        text = self._memory[_FAULT_TEXT_OFFSET : _FAULT_TEXT_OFFSET + min(length, _FAULT_TEXT_BYTES)]
         return Answer(status, cpu_s, text.decode(errors="replace"))
 
-    def read_outputs(self, batch: int) -> dict[str, np.ndarray]:
-        """Copies of the outputs' first `batch` rows (the child may write the blocks at any time)."""
-        return {name: block[:batch].copy() for name, block in self._output_blocks.items()}
+    def read_outputs(self, batch: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """A copy of a `batch`-row call's outputs (the child may write the block at any time), flat,
+        and the outputs by name as views of that copy."""
+        rows = self._output_block[: self._output_offsets[batch][-1]].copy()
+        return rows, self._split_outputs(rows, batch)
 
     # the child's side of a call
 
-    def read_call(self) -> tuple[int, dict[str, np.ndarray]]:
-        """The call's batch and its inputs, as views of their blocks."""
+    def read_batch(self) -> int:
         (batch,) = _BATCH.unpack_from(self._memory, 0)
-        return batch, {name: block[:batch] for name, block in self._input_blocks.items()}
+        return batch
 
-    def write_outputs(self, outputs: Sequence[np.ndarray]) -> None:
-        for block, output in zip(self._output_blocks.values(), outputs, strict=True):
-            block[: len(output)] = output
-        self._write_answer(0)
+    def input_views(self, batch: int) -> dict[str, np.ndarray]:
+        """The inputs of a `batch`-row call by name, as views of their blocks."""
+        return {name: block[:batch] for name, block in self._input_blocks.items()}
+
+    def output_views(self, batch: int) -> dict[str, np.ndarray]:
+        """Where a `batch`-row call's outputs go, by name: views of the outputs' block."""
+        return self._split_outputs(self._output_block, batch)
+
+    def write_outputs(self, batch: int, outputs: Sequence[np.ndarray]) -> None:
+        """Copies a call's outputs (in model order, shaped (batch, *dims)) into the outputs' block."""
+        for view, output in zip(self.output_views(batch).values(), outputs, strict=True):
+            view[...] = output
+
+    def write_answer(self) -> None:
+        """The answer "outputs ready", with this process's CPU seconds."""
+        _ANSWER.pack_into(self._memory, _ANSWER_OFFSET, 0, time.process_time(), 0)
 
     def write_fault(self, code: str, message: str) -> None:
-        """A fault of CALL_FAULT_CODES as the answer, with its message."""
-        self._write_answer(1 + CALL_FAULT_CODES.index(code), message)
-
-    def _write_answer(self, status: int, message: str = "") -> None:
-        """The answer's status, this process's CPU seconds and a fault's message (cut to fit)."""
+        """A fault of CALL_FAULT_CODES as the answer, with its message (cut to fit) and this
+        process's CPU seconds."""
         text = message.encode(errors="replace")[:_FAULT_TEXT_BYTES]
         self._memory[_FAULT_TEXT_OFFSET : _FAULT_TEXT_OFFSET + len(text)] = text
+        status = 1 + CALL_FAULT_CODES.index(code)
         _ANSWER.pack_into(self._memory, _ANSWER_OFFSET, status, time.process_time(), len(text))

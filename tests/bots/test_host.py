@@ -139,6 +139,15 @@ def batch_doubling_model() -> bytes:
     return _model(nodes, [_float("obs", ["batch", 4])], [_float("policy", ["batch", 4])])
 
 
+def passthrough_model() -> bytes:
+    """policy = relu(obs), and obs itself as a second output: ONNX Runtime hands its own tensor back
+    for that one instead of writing it where the host bound it."""
+    nodes = [helper.make_node("Relu", ["obs"], ["policy"])]
+    return _model(
+        nodes, [_float("obs", ["batch", 4])], [_float("policy", ["batch", 4]), _float("obs", ["batch", 4])]
+    )
+
+
 def relu_model(input_shape: list, element_type: int = TensorProto.FLOAT) -> bytes:
     """policy = relu(obs) for an input of any shape and type (for the start-up refusals)."""
     nodes = [
@@ -238,6 +247,15 @@ def test_a_call_is_one_doorbell_each_way_and_no_frame(mlp_host, monkeypatch):
     assert mlp_host.run(_mlp_inputs(3))["policy"].shape == (3, 9)
     assert (rings, waits) == ([host_protocol.RUN], [host_protocol.DONE])
     assert mlp_host.cpu_seconds > cpu_before  # reported in the call header
+
+
+def test_an_output_that_is_an_input_comes_back():
+    observations = np.array([[-1.0, 2.0, -3.0, 4.0]] * 3, np.float32)
+    with ModelHost(passthrough_model(), QUICK) as host:
+        for batch in (3, 3, 1):  # a batch size's second call reuses its binding
+            outputs = host.run({"obs": observations[:batch]})
+            np.testing.assert_array_equal(outputs["obs"], observations[:batch])
+            np.testing.assert_array_equal(outputs["policy"], np.maximum(observations[:batch], 0))
 
 
 def test_outputs_are_copies(mlp_host):
