@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -61,6 +61,7 @@ from arena_bots.host_protocol import (
 )
 from arena_bots.runtime import InferenceBackend
 
+_FLOAT32 = np.dtype(np.float32)
 _MAX_FAULT_MESSAGE_CHARS = 600  # of text from the child quoted in a ModelFault
 _STDERR_TAIL_BYTES = 400
 _REAP_TIMEOUT_S = 1.0  # how long a child that closed its socket gets to exit before it is killed
@@ -159,6 +160,7 @@ class ModelHost(InferenceBackend):
         self._child = _ChildResources.create()
         self._release = weakref.finalize(self, self._child.release)
         self._channel = Channel(self._child.socket)
+        self._conversation = _Conversation(self)
         try:
             self._child.spawn()
             self._start(model_bytes)
@@ -172,11 +174,11 @@ class ModelHost(InferenceBackend):
 
     @property
     def input_names(self) -> tuple[str, ...]:
-        return tuple(tensor.name for tensor in self._layout.inputs)
+        return self._input_names
 
     @property
     def output_names(self) -> tuple[str, ...]:
-        return tuple(tensor.name for tensor in self._layout.outputs)
+        return self._output_names
 
     @property
     def cpu_seconds(self) -> float:
@@ -193,17 +195,18 @@ class ModelHost(InferenceBackend):
         """Outputs by name, float32, shaped (batch, *dims); raises ModelFault."""
         arrays, batch = self._checked_inputs(inputs)
         step = self._limits.max_batch
+        if batch <= step:
+            return self._run_chunk(arrays, batch)
         chunks = [
-            self._run_chunk({name: array[start : start + step] for name, array in arrays.items()})
+            self._run_chunk({name: array[start : start + step] for name, array in arrays.items()}, rows)
             for start in range(0, batch, step)
+            if (rows := min(step, batch - start))
         ]
-        if len(chunks) == 1:
-            return chunks[0]
         return {name: np.concatenate([chunk[name] for chunk in chunks]) for name in self.output_names}
 
     def describe_child(self) -> dict[str, Any]:
         """The child's pid, cwd and its entries, environment and rlimits (for tests and operators)."""
-        with self._faults_kill_host():
+        with self._conversation:
             deadline = time.monotonic() + self._limits.call_timeout_s
             self._channel.ring(DESCRIBE)
             return self._channel.receive_json(deadline)
@@ -223,6 +226,8 @@ class ModelHost(InferenceBackend):
             raise _child_fault(described.get("fault"), described.get("message"))
         inputs, outputs = _tensors_of(described)
         layout = self._layout = Layout(limits.max_batch, inputs, outputs, self._child.memory_fd)
+        self._input_names = tuple(tensor.name for tensor in inputs)
+        self._output_names = tuple(tensor.name for tensor in outputs)
         if limits.memory_bytes is not None and layout.shared_bytes() > limits.memory_bytes:
             raise ModelFault("host_start_failed", f"its tensors need {layout.shared_bytes()} bytes per call")
         self._memory = SharedMemory.allocate(layout)
@@ -234,25 +239,24 @@ class ModelHost(InferenceBackend):
 
     def _checked_inputs(self, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
         """The inputs as arrays in model order, and their common batch size; raises bad_input."""
-        if set(inputs) != set(self.input_names):
+        if inputs.keys() != set(self._input_names):
             raise ModelFault("bad_input", f"expected inputs {list(self.input_names)}, got {sorted(inputs)}")
-        arrays = {tensor.name: np.asarray(inputs[tensor.name]) for tensor in self._layout.inputs}
+        arrays = {}
         for tensor in self._layout.inputs:
-            array = arrays[tensor.name]
+            array = arrays[tensor.name] = np.asarray(inputs[tensor.name])
             if array.ndim == 0 or array.shape[1:] != tensor.dims:
                 message = f"{tensor.name!r} has shape {array.shape}, expected (batch, *{tensor.dims})"
                 raise ModelFault("bad_input", message)
-            if not np.can_cast(array.dtype, np.float32, casting="same_kind"):
+            if array.dtype != _FLOAT32 and not np.can_cast(array.dtype, _FLOAT32, casting="same_kind"):
                 raise ModelFault("bad_input", f"{tensor.name!r} has dtype {array.dtype}, expected float32")
         batches = {len(array) for array in arrays.values()}
         if len(batches) != 1 or 0 in batches:
             raise ModelFault("bad_input", f"the inputs need one common, non-zero batch size; got {batches}")
         return arrays, batches.pop()
 
-    def _run_chunk(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """One model call of at most max_batch rows."""
-        batch = len(next(iter(arrays.values())))
-        with self._faults_kill_host():
+    def _run_chunk(self, arrays: dict[str, np.ndarray], batch: int) -> dict[str, np.ndarray]:
+        """One model call of `batch` rows, at most max_batch."""
+        with self._conversation:
             deadline = time.monotonic() + self._limits.call_timeout_s + self._limits.kill_grace_s
             self._memory.write_call(arrays, batch)
             self._channel.ring(RUN)
@@ -267,18 +271,6 @@ class ModelHost(InferenceBackend):
             names = [name for name, output in outputs.items() if not np.isfinite(output).all()]
             raise self._fail(ModelFault("non_finite", f"output {names[0]!r} contains NaN or infinity"))
         return outputs
-
-    @contextlib.contextmanager
-    def _faults_kill_host(self) -> Iterator[None]:
-        """Refuses to talk to a dead host, and turns a silent or broken child into a ModelFault."""
-        if self._fault is not None:
-            raise ModelFault("host_died", f"the model host is dead ({self._fault})", blame=self._fault.blame)
-        try:
-            yield
-        except TimeoutError:
-            raise self._fail(self._overdue()) from None
-        except (EOFError, OSError, ProtocolError):
-            raise self._fail(self._death("host_died")) from None
 
     def _overdue(self) -> ModelFault:
         """The fault of a call that got no answer by the wall-clock backstop, traced by CPU time."""
@@ -311,6 +303,27 @@ class ModelHost(InferenceBackend):
         how, blame = _end_of(status)
         message = _shorten(f"the model host {how}. {_tail(self._child.stderr)}".strip())
         return ModelFault(code, message, blame=blame)
+
+
+class _Conversation:
+    """`with host._conversation:` around a talk with the child refuses a dead host, and turns a
+    silent or broken child into a ModelFault (a class, not a generator: it runs on every call)."""
+
+    def __init__(self, host: ModelHost) -> None:
+        self._host = weakref.proxy(host)  # no cycle: the host's finalizer runs when it is dropped
+
+    def __enter__(self) -> None:
+        fault = self._host._fault
+        if fault is not None:
+            raise ModelFault("host_died", f"the model host is dead ({fault})", blame=fault.blame)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        if kind is None:
+            return
+        if issubclass(kind, TimeoutError):
+            raise self._host._fail(self._host._overdue()) from None
+        if issubclass(kind, (EOFError, OSError, ProtocolError)):
+            raise self._host._fail(self._host._death("host_died")) from None
 
 
 @dataclass

@@ -239,7 +239,9 @@ class SharedMemory:
         }
         output_floats = (offsets[-1] - offsets[-2]) // _FLOAT32_BYTES
         self._output_block = np.ndarray((output_floats,), np.float32, self._memory, offsets[-2])
-        self._output_offsets = [layout.output_offsets(batch) for batch in range(layout.max_batch + 1)]
+        # by batch: where the outputs end in the block, and each output's (name, start, end, shape)
+        self._output_ends = [layout.output_offsets(batch)[-1] for batch in range(layout.max_batch + 1)]
+        self._output_slices = [self._slices(batch) for batch in range(layout.max_batch + 1)]
 
     @classmethod
     def allocate(cls, layout: Layout) -> SharedMemory:
@@ -248,14 +250,18 @@ class SharedMemory:
         fcntl.fcntl(layout.memory_fd, fcntl.F_ADD_SEALS, _SEALS)
         return cls(layout)
 
+    def _slices(self, batch: int) -> list[tuple[str, int, int, tuple[int, ...]]]:
+        offsets = self.layout.output_offsets(batch)
+        return [
+            (tensor.name, start, end, tensor.shape(batch))
+            for tensor, start, end in zip(self.layout.outputs, offsets, offsets[1:], strict=False)
+        ]
+
     def _split_outputs(self, rows: np.ndarray, batch: int) -> dict[str, np.ndarray]:
         """The outputs of a `batch`-row call by name, shaped (batch, *dims), as views of `rows` (the
         outputs' block or a copy of its start)."""
-        offsets = self._output_offsets[batch]
-        return {
-            tensor.name: rows[start:end].reshape(tensor.shape(batch))
-            for tensor, start, end in zip(self.layout.outputs, offsets, offsets[1:], strict=False)
-        }
+        slices = self._output_slices[batch]
+        return {name: rows[start:end].reshape(shape) for name, start, end, shape in slices}
 
     # the parent's side of a call
 
@@ -275,7 +281,7 @@ class SharedMemory:
     def read_outputs(self, batch: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """A copy of a `batch`-row call's outputs (the child may write the block at any time), flat,
         and the outputs by name as views of that copy."""
-        rows = self._output_block[: self._output_offsets[batch][-1]].copy()
+        rows = self._output_block[: self._output_ends[batch]].copy()
         return rows, self._split_outputs(rows, batch)
 
     # the child's side of a call
