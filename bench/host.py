@@ -1,16 +1,19 @@
 """What isolation costs: a ModelHost call against the same model in process (ARCHITECTURE §4, §9).
 
-    python bench/host.py [--quick] [--baseline REV]
+    python bench/host.py [--quick] [--zoo] [--baseline REV]
 
 Per row, a model at a batch: the CPU time of a call in process (ONNX Runtime alone) and through a
 model host (the caller's CPU plus the child's, as the child reports it), and the host's round trip
 beyond inference per call and per evaluation (row). The Bobail and Pente rows are stand-ins with
 the zoo nets' tensors and almost no compute, so the round trip is not lost in the model's noise;
 they are printed beside issue 24's figures from a real worker (22 µs per evaluation at batch 9,
-60 at batch 10). With --baseline REV, that revision's model host (a git revision whose
-bots/arena_bots/host.py is self-contained, such as a6e6fac, the JSON framing per call) runs in the
-same rounds. The runners take turns round after round and each keeps its best round: on a shared
-machine that is the least noisy estimate. Also prints how long a host takes to start.
+60 at batch 10). With --zoo, the rows are the Bobail, Pente and Spring zoo nets themselves
+(bots/zoo/<game>/az-<game>-final.onnx) at batches 1, 8, 16, 32 and 64: the round trip with the
+model's real work, whose caches the child and the caller find cold. With --baseline REV, that
+revision's model host (any git revision since a6e6fac, the JSON framing per call) runs in the same
+rounds. The runners take turns round after round and each keeps its best round: on a shared
+machine that is the least noisy estimate. A round makes at most `calls` calls and lasts about
+ROUND_S per runner at most. Also prints how long a host takes to start.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -39,6 +43,9 @@ BOARD = (4, 5, 5)  # the small MLP's input: a Bobail-sized encoding
 HIDDEN = 128
 ACTIONS = 100
 REPOSITORY = Path(__file__).resolve().parent.parent
+ZOO_GAMES = ("bobail", "pente", "spring2021")
+ZOO_BATCHES = (1, 8, 16, 32, 64)
+ROUND_S = 0.2  # CPU seconds a runner's round takes at most (fewer calls for a slow model)
 
 
 def _model(nodes, inputs, outputs, weights=()) -> bytes:
@@ -123,6 +130,28 @@ def rows() -> list[Row]:
     ]
 
 
+def zoo_rows() -> list[Row]:
+    """The zoo nets at ZOO_BATCHES, their inputs' dims read from the model."""
+    rows = []
+    for game in ZOO_GAMES:
+        model = (REPOSITORY / "bots" / "zoo" / game / f"az-{game}-final.onnx").read_bytes()
+        graph = onnx.load_from_string(model).graph
+        inputs = {
+            value.name: tuple(dim.dim_value for dim in value.type.tensor_type.shape.dim[1:])
+            for value in graph.input
+        }
+        rows += [Row(f"{game} zoo net", model, inputs, batch, None) for batch in ZOO_BATCHES]
+    return rows
+
+
+def calls_per_round(session: InferenceBackend, inputs: dict[str, np.ndarray], calls: int) -> int:
+    """`calls`, or fewer where ONNX Runtime alone would take longer than ROUND_S (at least 3)."""
+    session.run(inputs)  # warm-up
+    started = time.process_time()
+    session.run(inputs)
+    return max(3, min(calls, int(ROUND_S / max(time.process_time() - started, 1e-6))))
+
+
 def cpu_per_call(runners: list[Callable[[], float]], calls: int, rounds: int) -> list[float]:
     """Per runner (a call that returns the CPU seconds it cost), the best over `rounds` of the mean
     CPU seconds of `calls` calls, after a warm-up round."""
@@ -155,7 +184,8 @@ def host_runner(host: ModelHost, inputs: dict[str, np.ndarray]) -> Callable[[], 
 
 def baseline_host_class(revision: str, folder: str) -> type:
     """ModelHost of an earlier revision, unpacked into `folder`; its child runs that revision's code
-    (the child's PYTHONPATH is the folder its module lies in)."""
+    (the child's PYTHONPATH is the folder its module lies in). Its host.py imports that revision's
+    host_protocol (where it has one): it stands in as arena_bots.host_protocol while host.py loads."""
     archive = subprocess.run(
         ["git", "-C", str(REPOSITORY), "archive", revision, "bots/arena_bots"],
         check=True,
@@ -165,10 +195,22 @@ def baseline_host_class(revision: str, folder: str) -> type:
     archive_path.write_bytes(archive)
     with tarfile.open(archive_path) as tar:
         tar.extractall(folder, filter="data")
-    spec = importlib.util.spec_from_file_location("baseline_host", f"{folder}/bots/arena_bots/host.py")
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+    protocol_path = Path(folder) / "bots" / "arena_bots" / "host_protocol.py"
+    ours = sys.modules["arena_bots.host_protocol"]
+    try:
+        if protocol_path.exists():
+            sys.modules["arena_bots.host_protocol"] = _loaded("baseline_host_protocol", protocol_path)
+        return _loaded("baseline_host", protocol_path.with_name("host.py")).ModelHost
+    finally:
+        sys.modules["arena_bots.host_protocol"] = ours
+
+
+def _loaded(name: str, path: Path) -> Any:
+    """The module at `path`, imported as `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
     spec.loader.exec_module(module)
-    return module.ModelHost
+    return module
 
 
 def started_host(host_class: type, model: bytes, label: str) -> ModelHost:
@@ -181,6 +223,7 @@ def started_host(host_class: type, model: bytes, label: str) -> ModelHost:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls: a rough answer in seconds")
+    parser.add_argument("--zoo", action="store_true", help="the zoo nets at batches 1 to 64 instead")
     parser.add_argument("--baseline", metavar="REV", help="a git revision whose model host runs alongside")
     arguments = parser.parse_args()
     calls, rounds = (200, 3) if arguments.quick else (2000, 7)
@@ -192,7 +235,7 @@ def main() -> None:
             f"{'model':>18} {'batch':>5} {'in process':>10} {'host':>8} {'round trip':>10} {'per row':>8}"
         )
         print(header + ("  baseline: host, round trip, per row" if baseline else "") + "  issue 24 per row")
-        for row in rows():
+        for row in zoo_rows() if arguments.zoo else rows():
             print_row(row, baseline, calls, rounds)
 
 
@@ -204,8 +247,9 @@ def print_row(row: Row, baseline: type | None, calls: int, rounds: int) -> None:
     hosts = [started_host(ModelHost, row.model, "this revision")]
     if baseline is not None:
         hosts.append(started_host(baseline, row.model, "baseline"))
-    runners = [in_process_runner(InProcessSession(row.model), inputs)]
-    runners += [host_runner(host, inputs) for host in hosts]
+    session = InProcessSession(row.model)
+    runners = [in_process_runner(session, inputs)] + [host_runner(host, inputs) for host in hosts]
+    calls = calls_per_round(session, inputs, calls)
     in_process, *through_hosts = (seconds * 1e6 for seconds in cpu_per_call(runners, calls, rounds))
     trips = [host_us - in_process for host_us in through_hosts]
     cells = [f"{row.name:>18} {row.batch:>5} {in_process:>10.1f}"]
