@@ -267,9 +267,9 @@ class ModelHost(InferenceBackend):
                 raise self._fail(_child_fault(answer.fault_code, answer.message))
             self._child_cpu_s = answer.cpu_s
             rows, outputs = self._memory.read_outputs(batch)
-        if not np.isfinite(rows).all():
-            names = [name for name, output in outputs.items() if not np.isfinite(output).all()]
-            raise self._fail(ModelFault("non_finite", f"output {names[0]!r} contains NaN or infinity"))
+        if not np.isfinite(rows).all():  # one pass over all outputs; the culprit's name for the message
+            name = next(name for name, output in outputs.items() if not np.isfinite(output).all())
+            raise self._fail(ModelFault("non_finite", f"output {name!r} contains NaN or infinity"))
         return outputs
 
     def _overdue(self) -> ModelFault:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import os
 import signal
 import subprocess
@@ -13,12 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from arena_bots import host as host_module
+from arena_bots import host_child
 from arena_bots.host import HostLimits, ModelFault, ModelHost, child_environment
-from arena_bots.runtime import InProcessSession
+from arena_bots.host_protocol import Layout, SharedMemory, Tensor
+from arena_bots.runtime import InProcessSession, create_session
 
 # ---- test models: float32 inputs with a dynamic batch dimension, built with onnx.helper ----------
 
@@ -256,6 +260,48 @@ def test_an_output_that_is_an_input_comes_back():
             outputs = host.run({"obs": observations[:batch]})
             np.testing.assert_array_equal(outputs["obs"], observations[:batch])
             np.testing.assert_array_equal(outputs["policy"], np.maximum(observations[:batch], 0))
+
+
+class _UnwatchedRuns:
+    """A stand-in for the child's watchdog (no thread): runs at once, with fresh options."""
+
+    timeout_s = 10.0
+
+    def deadline(self) -> float:
+        return math.inf
+
+    def run(self, deadline, run):
+        return run(ort.RunOptions())
+
+
+def _child_calls(model: bytes) -> tuple[host_child._Calls, SharedMemory]:
+    """The child's call server over a fresh shared memory, in this process."""
+    session = create_session(model)
+
+    def tensors(args) -> tuple[Tensor, ...]:
+        return tuple(Tensor(arg.name, tuple(arg.shape[1:])) for arg in args)
+
+    memory_fd = os.memfd_create("test-host", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    layout = Layout(8, tensors(session.get_inputs()), tensors(session.get_outputs()), memory_fd)
+    memory = SharedMemory.allocate(layout)
+    os.close(memory_fd)  # the mapping stays
+    return host_child._Calls(session, memory, _UnwatchedRuns()), memory
+
+
+def test_the_child_runs_the_model_in_place_and_copies_only_what_onnxruntime_keeps():
+    calls, memory = _child_calls(two_input_mlp())
+    inputs = _mlp_inputs(3)
+    memory.write_call(inputs, 3)
+    assert calls._run(3) is None  # the outputs are in their block already
+    _, outputs = memory.read_outputs(3)
+    for name, expected in InProcessSession(two_input_mlp()).run(inputs).items():
+        np.testing.assert_allclose(outputs[name], expected, rtol=1e-5, atol=1e-6)
+
+    calls, memory = _child_calls(passthrough_model())
+    memory.write_call(_obs(2.0, batch=3), 3)
+    kept = calls._run(3)  # ONNX Runtime hands its input back as the "obs" output: copied by serve
+    assert kept is not None
+    np.testing.assert_array_equal(kept[1], np.full((3, 4), 2.0, np.float32))
 
 
 def test_outputs_are_copies(mlp_host):
