@@ -102,7 +102,9 @@ class Competition(SQLModel, table=True):
     `final_seconds` with a stopping rule `final_stop`: "budget" (play until the time is spent) or
     "settled" (stop sooner once every adjacent pair of the ranking is ordered with probability
     `final_confidence` or more). `leagues` is stored only, for a later step: [{"name", "boss"}]
-    from the lowest league up, a boss being a house bot's name."""
+    from the lowest league up, a boss being a house bot's name. `hidden_ranking`: its ladder's
+    ratings are shown to nobody (store.competitions.ranking_hidden), the final's result being the
+    first ranking published."""
 
     id: int | None = Field(default=None, primary_key=True)
     organiser_id: int = Field(foreign_key="user.id", index=True)
@@ -117,6 +119,7 @@ class Competition(SQLModel, table=True):
     final_stop: str | None = Field(default=None, max_length=16)  # budget | settled
     final_confidence: float | None = None
     leagues: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    hidden_ranking: bool = False  # its ladder's ratings are shown to nobody (see above)
     created_at: datetime = _created()
 
 

@@ -209,6 +209,28 @@ def test_entries_open_at_the_opening_and_close_at_the_deadline(arena: Arena, onn
     assert arena.client.get(f"/api/v1/competitions/{competition}").json()["entrants"] == 1
 
 
+def test_the_entrants_are_listed_and_a_hidden_ranking_is_shown_to_nobody(arena: Arena, onnx_bot):
+    hidden = _create(arena, hidden_ranking=True)
+    shown = _create(arena, title="Bobail open cup")
+    assert (hidden["hidden_ranking"], shown["hidden_ranking"]) == (True, False)
+    arena.clock.now = OPENS + timedelta(minutes=5)
+    assert _upload(arena, hidden["id"], onnx_bot(), arena.alice).status_code == 201
+
+    (entrant,) = arena.client.get(f"/api/v1/competitions/{hidden['id']}/entries").json()
+    assert (entrant["bot"]["name"], entrant["bot"]["version"], entrant["author"]) == ("tiny", 1, "alice")
+    assert (entrant["status"], entrant["kind"]) == ("active", "upload")
+    assert entrant["entered_at"] == "2027-01-01T12:05:00Z"  # when the request arrived
+    assert arena.client.get(f"/api/v1/competitions/{shown['id']}/entries").json() == []
+    assert _refusal(arena.client.get("/api/v1/competitions/999/entries")) == (404, "not_found")
+
+    for user in ({}, arena.alice, arena.organiser):  # the organiser sees no more than the entrants
+        answer = arena.client.get(f"/api/v1/ladders/{hidden['ladder_id']}/leaderboard", headers=user)
+        assert _refusal(answer) == (403, "ranking_hidden")
+        assert "hidden until the final" in answer.json()["detail"]
+    board = arena.client.get(f"/api/v1/ladders/{shown['ladder_id']}/leaderboard").json()
+    assert board["ladder"]["competition_id"] == shown["id"]
+
+
 def _copy(arena: Arena, competition_id: int, bot_id: int, user: dict[str, str] | None = None):
     return arena.client.post(
         f"/api/v1/competitions/{competition_id}/entries", json={"bot_id": bot_id}, headers=user or arena.alice
@@ -340,7 +362,8 @@ def test_the_cli_grants_the_role_creates_lists_shows_and_enters(
     assert capsys.readouterr().out.strip() == "dora is an organiser"
     assert cli.main(["user", "organiser", "nobody"]) == 2
     assert "no user named 'nobody'" in capsys.readouterr().err
-    assert cli.main([*create, "--token", organiser, "--final-seconds", "600", "--final-stop", "budget"]) == 0
+    timed = ["--final-seconds", "600", "--final-stop", "budget", "--hidden-ranking"]
+    assert cli.main([*create, "--token", organiser, *timed]) == 0
     created = capsys.readouterr().out
     assert re.match(r"competition \d+ created: Cup \(open\)", created)
     competition = created.split()[1]
@@ -366,6 +389,7 @@ def test_the_cli_grants_the_role_creates_lists_shows_and_enters(
     assert cli.main(["competition", "show", competition, "--url", url]) == 0
     shown = capsys.readouterr().out
     assert "final: 600 s, stopping rule budget" in shown
+    assert "ranking: hidden until the final" in shown
     assert "1 entrants, 1 bots entered" in shown
     assert cli.main(["competition", "enter", competition, "--url", url, "--token", token]) == 2
     assert "an ONNX file or --bot ID" in capsys.readouterr().err

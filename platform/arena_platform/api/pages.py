@@ -31,8 +31,8 @@ from arena_platform.api.routes import challenges as challenge_routes
 from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
 from arena_platform.api.routes import live as live_routes
-from arena_platform.models import Ladder
-from arena_platform.store import bots, challenges, human_games, ladders, live, reads, training
+from arena_platform.models import Competition, Ladder
+from arena_platform.store import bots, challenges, competitions, human_games, ladders, live, reads, training
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -41,6 +41,8 @@ BOTS_IN_FILTER = 500  # bots offered by the games page's bot filter
 LEADERBOARD_POLL_MS = 3000  # how often an open leaderboard asks the API for news
 TRAINING_POLL_MS = 3000  # how often an open training session page asks the API for news
 LIVE_POLL_MS = 1000  # how often a game in progress asks the API for its new moves
+COMPETITION_POLL_MS = 3000  # how often an open competition's page asks the API for its ranking
+COMPETITIONS_LISTED = 200  # the newest, on the competitions page
 # Pages run only their own modules and reach only this server: injected markup would stay inert.
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -155,6 +157,38 @@ def challenge_page(challenge_id: str, request: Request, session: SessionDep) -> 
         return _not_found(request, f"challenge {challenge_id}")
     detail = challenge_routes.challenge_detail(session, found)
     return render(request, "challenge.html", challenge=detail, page_data={"challenge": detail})
+
+
+@router.get("/competitions", response_class=HTMLResponse)
+def competitions_page(request: Request, session: SessionDep, services: ServicesDep) -> HTMLResponse:
+    """The competitions: the open ones, then the upcoming, then the closed (in_listing_order)."""
+    newest = competitions.list_competitions(
+        session, now=services.clock(), limit=COMPETITIONS_LISTED, offset=0
+    )
+    return render(request, "competitions.html", competitions=competitions.in_listing_order(newest))
+
+
+@router.get("/competitions/{competition_id}", response_class=HTMLResponse)
+def competition_page(
+    competition_id: str, request: Request, session: SessionDep, services: ServicesDep
+) -> HTMLResponse:
+    """A competition: its terms, its timeline with a countdown to the next moment, its entrants and
+    its ranking (its ladder's leaderboard, refreshed while it is open) unless that is hidden."""
+    now = services.clock()
+    found = _lookup(
+        competition_id, lambda key: competitions.get_competition(session, competition_id=key, now=now)
+    )
+    if found is None:
+        return _not_found(request, f"competition {competition_id}")
+    data = {
+        "competition": found,
+        "now": now,  # the server's clock: the countdown runs on it, whatever the browser's says
+        "entrants": competitions.list_entrants(session, competition_id=found.id),
+        "leaderboard": None if found.hidden_ranking else _leaderboard_json(services, found.ladder_id),
+        "leaderboard_url": f"/api/v1/ladders/{found.ladder_id}/leaderboard",
+        "poll_ms": COMPETITION_POLL_MS,
+    }
+    return render(request, "competition.html", competition=found, page_data=data)
 
 
 @router.get("/training/{session_id}", response_class=HTMLResponse)
@@ -273,16 +307,27 @@ def _leaderboard_page(
 ) -> HTMLResponse:
     if ladder is None:
         return render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
+    others = ladders.list_ladders(session)
+    competition = None if ladder.competition_id is None else session.get(Competition, ladder.competition_id)
+    if competition is not None and competition.hidden_ranking:
+        hidden = {"competition": competition, "page_data": None}  # no ratings, no polling
+        return render(request, "leaderboard.html", ladder=ladder, ladders=others, **hidden)
     data = {  # the leaderboard exactly as the page's polling fetches it, from the API's cache
-        "leaderboard": json.loads(ladder_routes.cached_leaderboard(services, ladder.id).plain),
+        "leaderboard": _leaderboard_json(services, ladder.id),
         "url": f"/api/v1/ladders/{ladder.id}/leaderboard",
         "live": live.ladder_games(session, ladder_id=ladder.id),  # its games in progress, polled too
         "live_url": f"/api/v1/ladders/{ladder.id}/live",
         "poll_ms": LEADERBOARD_POLL_MS,
     }
     return render(
-        request, "leaderboard.html", ladder=ladder, ladders=ladders.list_ladders(session), page_data=data
+        request, "leaderboard.html", ladder=ladder, ladders=others, competition=competition, page_data=data
     )
+
+
+def _leaderboard_json(services: Services, ladder_id: int) -> Any:
+    """The ladder's leaderboard exactly as the API answers it (and a page's polling fetches it),
+    from the API's cache; only for a ladder whose ranking is shown."""
+    return json.loads(ladder_routes.cached_leaderboard(services, ladder_id).plain)
 
 
 def render(request: Request, template: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:

@@ -38,6 +38,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     final.add_argument("--final-seconds", type=int, help="the final: a time budget instead")
     create.add_argument("--final-stop", choices=("budget", "settled"), help="a timed final's stopping rule")
     create.add_argument("--final-confidence", type=float, help="with --final-stop settled, e.g. 0.95")
+    create.add_argument(
+        "--hidden-ranking", action="store_true", help="show its ladder's ratings to nobody until the final"
+    )
     add_server_options(create)
     create.set_defaults(run=_run_create)
 
@@ -70,6 +73,7 @@ def _run_create(args: argparse.Namespace) -> int:
         "uploads_per_day": args.uploads_per_day,
         "simulations": args.simulations,
         "final": _final(args),
+        "hidden_ranking": args.hidden_ranking,
     }
     made = _ask(args, "creating a competition", lambda client: client.create_competition(**terms))
     print(
@@ -96,14 +100,9 @@ def _run_list(args: argparse.Namespace) -> int:
 
 
 def _run_show(args: argparse.Namespace) -> int:
+    from arena_platform.store.competitions import FinalTerms
+
     competition = _ask(args, None, lambda client: client.competition(args.id))
-    final = competition["final"]
-    if final["pairs"] is not None:
-        final_terms = f"{final['pairs']} pairs per pair of entrants"
-    else:
-        final_terms = f"{final['seconds']} s, stopping rule {final['stop']}"
-        if final["confidence"] is not None:
-            final_terms += f" at {final['confidence']}"
     print(_line(competition))
     if competition["description"]:
         print(f"  {competition['description']}")
@@ -113,7 +112,9 @@ def _run_show(args: argparse.Namespace) -> int:
         f"  per user: {competition['max_active_bots']} active bots, {competition['uploads_per_day']} entries "
         f"a day | ladder {competition['ladder']} at {competition['simulations']} simulations per move"
     )
-    print(f"  final: {final_terms}")
+    print(f"  final: {FinalTerms.model_validate(competition['final']).summary()}")
+    if competition["hidden_ranking"]:
+        print("  ranking: hidden until the final")
     print(f"  {competition['entrants']} entrants, {competition['bots']} bots entered")
     return 0
 

@@ -36,7 +36,7 @@ from arena_games.registry import GAMES
 from arena_platform.models import Bot, Competition, Entry, Ladder, User
 from arena_platform.store import bots
 from arena_platform.store.ladders import add_competition_ladder, house_bots
-from arena_platform.store.reads import UtcDatetime, as_utc
+from arena_platform.store.reads import BotRef, UtcDatetime, as_utc
 from arena_platform.store.refusals import BotNotFound, NotYourBot, Refused, WrongGame, WrongVersion
 from arena_platform.store.sprt_tests import SprtParameters
 from arena_platform.store.users import insert_counted, lock_user
@@ -65,6 +65,14 @@ class FinalTerms(BaseModel):
     stop: Literal["budget", "settled"] | None = Field(default=None, description="with seconds")
     confidence: float | None = Field(default=None, description="with stop=settled, e.g. 0.95")
 
+    def summary(self) -> str:
+        """The final in words: "4 pairs per pair of entrants", "600 s, stopping rule budget",
+        "3600 s, stopping rule settled at 0.95"."""
+        if self.pairs is not None:
+            return f"{self.pairs} pairs per pair of entrants"
+        rule = f"{self.seconds} s, stopping rule {self.stop}"
+        return rule if self.confidence is None else f"{rule} at {self.confidence}"
+
 
 class League(BaseModel):
     name: str = Field(max_length=32)
@@ -84,6 +92,10 @@ class CompetitionTerms(BaseModel):
     simulations: int | None = Field(default=None, description="its ladder's budget; the server's default")
     final: FinalTerms = Field(default_factory=lambda: FinalTerms(pairs=4))
     leagues: list[League] | None = Field(default=None, description="stored only: leagues come later")
+    hidden_ranking: bool = Field(
+        default=False,
+        description="its ladder's ratings shown to nobody: the final's result is the first ranking",
+    )
 
 
 class CompetitionView(BaseModel):
@@ -103,6 +115,7 @@ class CompetitionView(BaseModel):
     uploads_per_day: int
     final: FinalTerms
     leagues: list[League] | None
+    hidden_ranking: bool  # its ladder's leaderboard answers 403 `ranking_hidden`
     entrants: int  # users with a bot on its ladder
     bots: int  # entered bots, every version
     created_at: UtcDatetime
@@ -167,6 +180,10 @@ class EntryNameTaken(CompetitionRefused):
     status, code = 409, "name_taken"  # or "name_reserved", as store.bots says
 
 
+class RankingHidden(CompetitionRefused):
+    status, code = 403, "ranking_hidden"
+
+
 # --- Creation ------------------------------------------------------------------------------------
 
 
@@ -200,6 +217,7 @@ def create_competition(
         final_stop=final.stop,
         final_confidence=final.confidence,
         leagues=None if terms.leagues is None else [league.model_dump() for league in terms.leagues],
+        hidden_ranking=terms.hidden_ranking,
     )
     session.add(competition)
     session.flush()
@@ -283,6 +301,19 @@ def list_competitions(session: Session, *, now: datetime, limit: int, offset: in
     return _views(session, _query().order_by(col(Competition.id).desc()).limit(limit).offset(offset), now)
 
 
+def in_listing_order(views: list[CompetitionView]) -> list[CompetitionView]:
+    """`views` as the competitions page lists them: the open ones (the nearest deadline first),
+    then the upcoming ones (the nearest opening first), then the closed ones (the latest deadline
+    first)."""
+    rank = {OPEN: 0, UPCOMING: 1, CLOSED: 2}
+
+    def key(view: CompetitionView) -> tuple[int, float]:
+        moment = view.opens_at if view.phase == UPCOMING else view.deadline
+        return rank[view.phase], -moment.timestamp() if view.phase == CLOSED else moment.timestamp()
+
+    return sorted(views, key=key)
+
+
 def _query() -> Any:
     return (
         select(Competition, Ladder, User.name)
@@ -332,10 +363,54 @@ def _view(
             confidence=competition.final_confidence,
         ),
         leagues=competition.leagues,
+        hidden_ranking=competition.hidden_ranking,
         entrants=counts[0],
         bots=counts[1],
         created_at=competition.created_at,
     )
+
+
+class EntrantView(BaseModel):
+    """One bot entered into a competition (each version is an entry of its own)."""
+
+    bot: BotRef
+    author: str
+    status: str  # the bot's: active, or retired by a newer version or its owner
+    kind: str  # upload | copy
+    entered_at: UtcDatetime  # when its entry's request arrived (the time the deadline was read by)
+
+
+def list_entrants(session: Session, *, competition_id: int) -> list[EntrantView]:
+    """The competition's entered bots, in the order their entries started."""
+    rows = session.exec(
+        select(Entry, Bot, User.name)
+        .join(Bot, col(Bot.id) == Entry.bot_id)
+        .join(User, col(User.id) == Entry.user_id)
+        .where(col(Entry.competition_id) == competition_id)
+        .order_by(col(Entry.started_at), col(Entry.id))
+    ).all()
+    return [
+        EntrantView(
+            bot=BotRef(id=bot.id, name=bot.name, version=bot.version),
+            author=author,
+            status=bot.status,
+            kind=entry.kind,
+            entered_at=entry.started_at,
+        )
+        for entry, bot, author in rows
+    ]
+
+
+def check_ranking_shown(session: Session, *, ladder: Ladder) -> None:
+    """RankingHidden when `ladder` is the ladder of a competition whose ranking is hidden: its
+    ratings, ranks and records are then shown to nobody (the final's result will be the first)."""
+    if ladder.competition_id is None:
+        return
+    competition = session.get(Competition, ladder.competition_id)
+    if competition.hidden_ranking:
+        raise RankingHidden(
+            f"the ranking of competition {competition.id} ({competition.title}) is hidden until the final"
+        )
 
 
 # --- Entries -------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from arena_platform.api.routes.bots import (
 from arena_platform.db import session as open_session
 from arena_platform.models import Entry, Ladder, User
 from arena_platform.store import competitions, users
-from arena_platform.store.competitions import CompetitionTerms, CompetitionView
+from arena_platform.store.competitions import CompetitionTerms, CompetitionView, EntrantView
 from arena_platform.store.reads import BotDetail
 from arena_platform.store.refusals import Refused
 from arena_platform.store.sprt_tests import SprtParameters
@@ -73,7 +73,8 @@ def create_competition(
     """A competition on the current version of `game`, with its own ladder (the game's house bots
     anchor its ratings) at `simulations` per move. Refusals: 403 `not_organiser`, 422
     `unknown_game`, `out_of_range` (a limit or budget), `bad_schedule` (the deadline is not after
-    the opening, or has passed), `invalid_final`, `invalid_leagues`."""
+    the opening, or has passed), `invalid_final`, `invalid_leagues`. With `hidden_ranking`, its
+    ladder's leaderboard answers 403 `ranking_hidden` to everyone, the organiser too."""
     now = services.clock()
     with _answering_refusals(session):
         competition = competitions.create_competition(
@@ -101,6 +102,19 @@ def get_competition(
     competition_id: CompetitionId, session: SessionDep, services: ServicesDep
 ) -> CompetitionView:
     return _view(session, competition_id, services.clock())
+
+
+@router.get(
+    "/{competition_id}/entries",
+    summary="A competition's entered bots, in the order their entries started",
+    responses=documented(404),
+)
+def list_entrants(competition_id: CompetitionId, session: SessionDep) -> list[EntrantView]:
+    """Every bot entered (each version an entry), with its author and the time its entry's request
+    arrived, which the deadline was read by."""
+    with _answering_refusals(session):
+        competitions.competition_ladder(session, competition_id=competition_id)  # 404 when there is none
+    return competitions.list_entrants(session, competition_id=competition_id)
 
 
 def _view(session: Session, competition_id: int, now: datetime) -> CompetitionView:

@@ -11,9 +11,9 @@ from sqlmodel import Session
 
 from arena_platform.api.cache import Body
 from arena_platform.api.deps import LadderId, Services, ServicesDep, SessionDep
-from arena_platform.api.errors import documented, not_found
+from arena_platform.api.errors import documented, not_found, refused
 from arena_platform.db import session as open_session
-from arena_platform.store import bookings, ladders, reads
+from arena_platform.store import bookings, competitions, ladders, reads
 from arena_platform.store.reads import LadderPace, LeaderboardEntry, PairingProgress, UtcDatetime
 
 router = APIRouter(prefix="/ladders", tags=["ladders"])
@@ -47,11 +47,15 @@ def list_ladders(session: SessionDep) -> list[LadderOut]:
     "/{ladder_id}/leaderboard",
     summary="A ladder's ratings and progress",
     response_model=Leaderboard,
-    responses={304: {"description": "Not modified: the If-None-Match tag is current"}, **documented(404)},
+    responses={
+        304: {"description": "Not modified: the If-None-Match tag is current"},
+        **documented(403, 404),
+    },
 )
 async def leaderboard(ladder_id: LadderId, request: Request, services: ServicesDep) -> Response:
     """At most `leaderboard_cache_seconds` old: served from the API process's short-lived cache,
-    gzip-compressed when the client accepts it, with an ETag for conditional requests."""
+    gzip-compressed when the client accepts it, with an ETag for conditional requests. The ladder
+    of a competition whose ranking is hidden answers 403 `ranking_hidden`."""
 
     body = await services.leaderboards.get_async(ladder_id, _leaderboard_json(services, ladder_id))
     return body.response(request.headers)
@@ -73,11 +77,16 @@ def _leaderboard_json(services: Services, ladder_id: int) -> Callable[[], bytes]
 
 def leaderboard_document(ladder_id: int, session: Session) -> bytes:
     """The ladder's leaderboard (a `Leaderboard`) as JSON, read from the database now; 404 when
-    the ladder is unknown. The entries go out as the dicts the store reads: the same bytes as the
-    model's JSON, without validating a model per bot."""
+    the ladder is unknown, 403 when it is a competition's whose ranking is hidden. The entries go
+    out as the dicts the store reads: the same bytes as the model's JSON, without validating a
+    model per bot."""
     ladder = ladders.get_ladder(session, ladder_id=ladder_id)
     if ladder is None:
         raise not_found(f"ladder {ladder_id}")
+    try:
+        competitions.check_ranking_shown(session, ladder=ladder)
+    except competitions.RankingHidden as hidden:
+        raise refused(hidden) from None
     document = {  # Leaderboard's fields, in its order
         "ladder": LadderOut.model_validate(ladder, from_attributes=True),
         "progress": reads.pairing_progress(session, ladder_id=ladder_id),
