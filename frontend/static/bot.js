@@ -15,6 +15,10 @@ const data = pageData();
 const HISTORY_HEIGHT = 220;
 
 function drawHistory(container, history, played) {
+  if (data.bot.rating_hidden) {
+    container.replaceChildren(h("p", { class: "muted" }, "Hidden: its competition shows no rating until the final."));
+    return;
+  }
   if (!history.length) {
     const why = played ? "its games count from the next refit." : "the bot has not finished a game.";
     container.replaceChildren(h("p", { class: "muted" }, `No rating yet: ${why}`));

@@ -20,7 +20,8 @@ function table(className, headings, rows) {
   );
 }
 
-function ratingText(rating) {
+function ratingText(rating, hidden) {
+  if (hidden) return h("span", { class: "muted" }, "hidden until the final");
   if (!rating) return h("span", { class: "muted" }, "unrated");
   return `${Math.round(rating.rating)} (${Math.round(rating.low)} to ${Math.round(rating.high)}), ${rating.games} games`;
 }
@@ -42,7 +43,7 @@ function versionRow(version) {
     { "data-bot-id": version.id, "data-status": version.status },
     h("td", {}, h("a", { href: `/bots/${version.id}` }, `v${version.version}`), version.checkpoint && h("span", { class: "badge checkpoint" }, "checkpoint")),
     h("td", {}, version.status === "active" ? "active" : h("span", { class: "badge retired" }, version.status)),
-    h("td", { class: "rating" }, ratingText(version.rating)),
+    h("td", { class: "rating" }, ratingText(version.rating, version.rating_hidden)),
     h("td", { class: "sprt-state" }, sprtText(version.sprt)),
     h("td", { class: "pairings" }, pairingsText(version)),
   );

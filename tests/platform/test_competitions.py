@@ -23,7 +23,7 @@ from arena_platform.api import create_app
 from arena_platform.api.routes import bots as bot_routes
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
-from arena_platform.models import Bot, Entry, Ladder
+from arena_platform.models import Bot, Entry, Ladder, Rating
 from arena_platform.queue import PLAY_PAIRINGS
 from arena_platform.settings import Settings
 from arena_platform.store import bots, users
@@ -209,12 +209,19 @@ def test_entries_open_at_the_opening_and_close_at_the_deadline(arena: Arena, onn
     assert arena.client.get(f"/api/v1/competitions/{competition}").json()["entrants"] == 1
 
 
-def test_the_entrants_are_listed_and_a_hidden_ranking_is_shown_to_nobody(arena: Arena, onnx_bot):
+def test_the_entrants_are_listed_and_a_hidden_ranking_is_shown_to_nobody(
+    arena: Arena, engine: Engine, onnx_bot
+):
     hidden = _create(arena, hidden_ranking=True)
     shown = _create(arena, title="Bobail open cup")
     assert (hidden["hidden_ranking"], shown["hidden_ranking"]) == (True, False)
     arena.clock.now = OPENS + timedelta(minutes=5)
-    assert _upload(arena, hidden["id"], onnx_bot(), arena.alice).status_code == 201
+    entered = _upload(arena, hidden["id"], onnx_bot(), arena.alice).json()
+    with session(engine) as db:  # a refit rated it
+        record = {"games": 4, "wins": 3, "draws": 0, "losses": 1, "provisional": False}
+        interval = {"rating": 90, "low": 10, "high": 170}
+        db.add(Rating(ladder_id=hidden["ladder_id"], bot_id=entered["id"], **interval, **record))
+        db.commit()
 
     (entrant,) = arena.client.get(f"/api/v1/competitions/{hidden['id']}/entries").json()
     assert (entrant["bot"]["name"], entrant["bot"]["version"], entrant["author"]) == ("tiny", 1, "alice")
@@ -229,6 +236,14 @@ def test_the_entrants_are_listed_and_a_hidden_ranking_is_shown_to_nobody(arena: 
         assert "hidden until the final" in answer.json()["detail"]
     board = arena.client.get(f"/api/v1/ladders/{shown['ladder_id']}/leaderboard").json()
     assert board["ladder"]["competition_id"] == shown["id"]
+
+    for user in ({}, arena.alice):  # nor its bots' ratings, to their author either
+        bot = arena.client.get(f"/api/v1/bots/{entered['id']}", headers=user).json()
+        assert (bot["rating"], bot["rating_hidden"]) == (None, True)
+    history = arena.client.get(f"/api/v1/bots/{entered['id']}/history")
+    assert _refusal(history) == (403, "ranking_hidden")
+    (mine,) = arena.client.get("/api/v1/me/bots", headers=arena.alice).json()["bots"]
+    assert [(version["rating"], version["rating_hidden"]) for version in mine["versions"]] == [(None, True)]
 
 
 def _copy(arena: Arena, competition_id: int, bot_id: int, user: dict[str, str] | None = None):

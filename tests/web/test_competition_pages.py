@@ -223,6 +223,11 @@ def test_a_hidden_ranking_is_on_neither_the_competition_page_nor_its_ladder_page
     expect(page.locator("#leaderboard")).to_have_count(0)
     expect(page.locator("main")).not_to_contain_text("222")
 
+    page.goto(f"{site.url}/bots/{bot}")  # nor on its bot's page
+    expect(page.locator(".fact.rating-hidden .value")).to_have_text("hidden")
+    expect(page.locator("#history")).to_contain_text("no rating until the final")
+    expect(page.locator("main")).not_to_contain_text("222")
+
 
 def test_a_competition_ladder_page_links_to_its_competition(page, site):
     cup = site.create("Linked cup", opens=-timedelta(hours=1), deadline=timedelta(hours=2))

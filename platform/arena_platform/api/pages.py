@@ -118,7 +118,7 @@ def bot_page(bot_id: str, request: Request, session: SessionDep, services: Servi
         return _not_found(request, f"bot {bot_id}")
     data = {
         "bot": bot,
-        "history": reads.rating_history(session, bot_id=bot.id),
+        "history": [] if bot.rating_hidden else reads.rating_history(session, bot_id=bot.id),
         "opponents": reads.results_by_opponent(session, bot_id=bot.id),
         "games": reads.list_games(session, bot_id=bot.id, limit=RECENT_GAMES),
         "human_games": human_game_routes.human_game_summaries(session, bot_id=bot.id, limit=RECENT_GAMES),

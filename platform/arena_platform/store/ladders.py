@@ -8,12 +8,13 @@ competition's ladder (`add_competition_ladder`) is found through its competition
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from arena_games.registry import get_game
-from arena_platform.models import Bot, Ladder
+from arena_platform.models import Bot, Competition, Ladder
 
 # The house bots of a ladder, by game: they need no upload and anchor the rating scale (their mean
 # rating is pinned). A house bot's name is its player kind (`arena_bots.loading.house_player`):
@@ -101,6 +102,18 @@ def _add_missing_house_bots(session: Session, ladder: Ladder) -> None:
 def list_ladders(session: Session) -> list[Ladder]:
     """Every ladder: the open ones first, then the competitions' (each by id)."""
     return list(session.exec(select(Ladder).order_by(col(Ladder.competition_id).is_not(None), Ladder.id)))
+
+
+def hidden_ranking_ladders(session: Session, *, ladder_ids: Iterable[int]) -> set[int]:
+    """Those of `ladder_ids` whose competition hides its ranking until the final: their bots'
+    ratings are shown to nobody (store.competitions.check_ranking_shown)."""
+    return set(
+        session.exec(
+            select(Ladder.id)
+            .join(Competition, col(Competition.id) == Ladder.competition_id)
+            .where(col(Ladder.id).in_(list(ladder_ids)), col(Competition.hidden_ranking))
+        )
+    )
 
 
 def get_ladder(session: Session, *, ladder_id: int) -> Ladder | None:

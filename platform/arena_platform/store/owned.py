@@ -13,6 +13,7 @@ from sqlalchemy import or_
 from sqlmodel import Session, col, select
 
 from arena_platform.models import Bot, HumanGame, Ladder, Pairing, Rating
+from arena_platform.store.ladders import hidden_ranking_ladders
 from arena_platform.store.pairings import QUEUED, RUNNING
 from arena_platform.store.reads import RatingView, SprtView, UtcDatetime, sprt_test
 
@@ -26,7 +27,8 @@ class OwnedVersion(BaseModel):
     player: str
     checkpoint: bool  # a training session's checkpoint, not an upload
     created_at: UtcDatetime
-    rating: RatingView | None  # None before its first refit
+    rating: RatingView | None  # None before its first refit, or while hidden
+    rating_hidden: bool  # its competition hides its ranking until the final: no rating shown
     sprt: SprtView | None  # its test against the previous version (a later version has one)
     running: int  # its pairings being played
     queued: int  # its pairings waiting for a worker
@@ -52,13 +54,17 @@ def owned_bots(session: Session, *, owner_id: int) -> list[OwnedBot]:
         .order_by(col(Bot.ladder_id), col(Bot.name), col(Bot.version).desc())
     ).all()
     in_flight = _pairings_in_flight(session, [bot.id for bot, _, _ in rows])
+    hidden = hidden_ranking_ladders(session, ladder_ids={bot.ladder_id for bot, _, _ in rows})
     return [
         OwnedBot(
             name=name,
             ladder_id=ladder.id,
             ladder=ladder.name,
             game=ladder.game,
-            versions=[_version(session, bot, rating, in_flight) for bot, _, rating in versions],
+            versions=[
+                _version(session, bot, rating, in_flight, hidden=ladder.id in hidden)
+                for bot, _, rating in versions
+            ],
         )
         for (name, ladder), versions in _by_bot(rows)
     ]
@@ -95,7 +101,7 @@ def _pairings_in_flight(session: Session, bot_ids: list[int]) -> Counter[tuple[i
 
 
 def _version(
-    session: Session, bot: Bot, rating: Rating | None, in_flight: Counter[tuple[int, str]]
+    session: Session, bot: Bot, rating: Rating | None, in_flight: Counter[tuple[int, str]], *, hidden: bool
 ) -> OwnedVersion:
     return OwnedVersion(
         id=bot.id,
@@ -104,7 +110,8 @@ def _version(
         player=bot.player,
         checkpoint=bot.checkpoint,
         created_at=bot.created_at,
-        rating=None if rating is None else RatingView.model_validate(rating, from_attributes=True),
+        rating=None if rating is None or hidden else RatingView.model_validate(rating, from_attributes=True),
+        rating_hidden=hidden,
         sprt=sprt_test(session, bot_id=bot.id) if bot.version > 1 else None,  # a first version has none
         running=in_flight[bot.id, RUNNING],
         queued=in_flight[bot.id, QUEUED],

@@ -191,7 +191,8 @@ class ChallengeSummary(BaseModel):
 class BotDetail(BotSummary):
     manifest: dict[str, Any]
     report: dict[str, Any]  # the validation report of the upload ({} for house bots)
-    rating: RatingView | None
+    rating: RatingView | None  # None before its first refit, or while hidden
+    rating_hidden: bool = False  # its competition hides its ranking until the final: no rating shown
     sprt: SprtView | None = None  # the test where this bot is the new version, if any
     queue: BotQueue
     challenges: list[ChallengeSummary] = []  # the latest ones it plays in, either side, newest first

@@ -35,11 +35,12 @@ from arena_platform.api.deps import (
     SessionDep,
 )
 from arena_platform.api.errors import ApiError, InvalidRequest, documented, not_found
+from arena_platform.api.routes.ladders import require_ranking_shown
 from arena_platform.db import session as open_session
 from arena_platform.models import User, utc_now
 from arena_platform.settings import Settings
 from arena_platform.store import bots, reads, users
-from arena_platform.store.ladders import ensure_ladder
+from arena_platform.store.ladders import ensure_ladder, get_ladder
 from arena_platform.store.reads import (
     BotDetail,
     BotSummary,
@@ -307,9 +308,13 @@ def bot_opponents(bot_id: BotId, session: SessionDep) -> list[OpponentResult]:
     return reads.results_by_opponent(session, bot_id=bot_id)
 
 
-@router.get("/{bot_id}/history", summary="A bot's rating after each refit", responses=documented(404))
+@router.get("/{bot_id}/history", summary="A bot's rating after each refit", responses=documented(403, 404))
 def bot_history(bot_id: BotId, session: SessionDep) -> list[RatingPoint]:
-    _existing(session, bot_id)
+    """403 `ranking_hidden` for a bot of a competition whose ranking is hidden until the final."""
+    bot = bots.get_bot(session, bot_id=bot_id)
+    if bot is None:
+        raise not_found(f"bot {bot_id}")
+    require_ranking_shown(session, get_ladder(session, ladder_id=bot.ladder_id))
     return reads.rating_history(session, bot_id=bot_id)
 
 

@@ -13,6 +13,7 @@ from arena_platform.api.cache import Body
 from arena_platform.api.deps import LadderId, Services, ServicesDep, SessionDep
 from arena_platform.api.errors import documented, not_found, refused
 from arena_platform.db import session as open_session
+from arena_platform.models import Ladder
 from arena_platform.store import bookings, competitions, ladders, reads
 from arena_platform.store.reads import LadderPace, LeaderboardEntry, PairingProgress, UtcDatetime
 
@@ -83,10 +84,7 @@ def leaderboard_document(ladder_id: int, session: Session) -> bytes:
     ladder = ladders.get_ladder(session, ladder_id=ladder_id)
     if ladder is None:
         raise not_found(f"ladder {ladder_id}")
-    try:
-        competitions.check_ranking_shown(session, ladder=ladder)
-    except competitions.RankingHidden as hidden:
-        raise refused(hidden) from None
+    require_ranking_shown(session, ladder)
     document = {  # Leaderboard's fields, in its order
         "ladder": LadderOut.model_validate(ladder, from_attributes=True),
         "progress": reads.pairing_progress(session, ladder_id=ladder_id),
@@ -94,3 +92,12 @@ def leaderboard_document(ladder_id: int, session: Session) -> bytes:
         "entries": reads.leaderboard_entries(session, ladder_id=ladder_id),
     }
     return to_json(document)
+
+
+def require_ranking_shown(session: Session, ladder: Ladder) -> None:
+    """403 `ranking_hidden` when `ladder` is a competition's whose ranking is hidden until the final
+    (store.competitions.check_ranking_shown): for every read of its ratings."""
+    try:
+        competitions.check_ranking_shown(session, ladder=ladder)
+    except competitions.RankingHidden as hidden:
+        raise refused(hidden) from None
