@@ -403,7 +403,8 @@ def list_entrants(session: Session, *, competition_id: int) -> list[EntrantView]
 
 def check_ranking_shown(session: Session, *, ladder: Ladder) -> None:
     """RankingHidden when `ladder` is the ladder of a competition whose ranking is hidden: its
-    ratings, ranks and records are then shown to nobody (the final's result will be the first)."""
+    ratings and ranks are then shown to nobody (the final's result will be the first ranking; the
+    final is to lift this from its result on). Its games stay public, as every game is."""
     if ladder.competition_id is None:
         return
     competition = session.get(Competition, ladder.competition_id)
