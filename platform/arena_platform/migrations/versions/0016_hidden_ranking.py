@@ -2,7 +2,7 @@
 
 A term fixed at creation (issue 26 item 6): false for the competitions made before it.
 
-Revision ID: 0018
+Revision ID: 0016
 Revises: 0015
 Create Date: 2026-11-26 23:30:00.000000
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018"
+revision = "0016"
 down_revision = "0015"
 branch_labels = None
 depends_on = None
