@@ -101,10 +101,10 @@ class Competition(SQLModel, table=True):
     The final is either `final_pairs` seat-swapped pairs per pair of entrants, or a time budget of
     `final_seconds` with a stopping rule `final_stop`: "budget" (play until the time is spent) or
     "settled" (stop sooner once every adjacent pair of the ranking is ordered with probability
-    `final_confidence` or more). `leagues` is stored only, for a later step: [{"name", "boss"}]
-    from the lowest league up, a boss being a house bot's name. `hidden_ranking`: its ladder's
-    ratings are shown to nobody (store.competitions.ranking_hidden), the final's result being the
-    first ranking published."""
+    `final_confidence` or more). `leagues` (or None: no leagues) is [{"name", "boss"}] from the
+    lowest league up, a boss being a house bot's name (store.leagues). `hidden_ranking`: its
+    ladder's ratings are shown to nobody (store.competitions.ranking_hidden), the final's result
+    being the first ranking published."""
 
     id: int | None = Field(default=None, primary_key=True)
     organiser_id: int = Field(foreign_key="user.id", index=True)
@@ -121,6 +121,23 @@ class Competition(SQLModel, table=True):
     leagues: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     hidden_ranking: bool = False  # its ladder's ratings are shown to nobody (see above)
     created_at: datetime = _created()
+
+
+class LeaguePromotion(SQLModel, table=True):
+    """A competition's bot promoted from its league to the next (store.leagues): the version
+    promoted, `from_league` and `to_league` as indices into `Competition.leagues` (0 the lowest),
+    and the evidence: {"probability": P(bot > boss) from the ladder's fit, "rating" and
+    "boss_rating" in Elo, "games": its placement games}. A bot's league is derived from these rows."""
+
+    __tablename__ = "league_promotion"
+
+    id: int | None = Field(default=None, primary_key=True)
+    competition_id: int = Field(foreign_key="competition.id", index=True)
+    bot_id: int = Field(foreign_key="bot.id", index=True)
+    from_league: int
+    to_league: int
+    at: datetime = _time(nullable=False)
+    evidence: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class Entry(SQLModel, table=True):

@@ -282,6 +282,31 @@ def fit_pair_counts(
     return _table(pairs.bots, record, rated, anchored, variances, anchor_weights, reference_weights)
 
 
+def stronger_probabilities(
+    pairs: PairCounts, table: RatingTable, bots: Collection[str], than: str
+) -> dict[str, float | None]:
+    """bot -> P(bot is stronger than `than`), for each of `bots`, from `table` (the fit of `pairs`):
+    P = Phi(d / s), d their rating difference and s the standard error of the difference, from the
+    same fit's interval measured against `than` (`reference`: the fit's inverse information, i.e.
+    its covariance) -- the normal approximation of the maximum-likelihood estimate. None where
+    either bot is unrated. One more fit for all of `bots`."""
+    if table[than].rating is None:
+        return dict.fromkeys(bots)
+    against = fit_pair_counts(pairs, anchors=(), reference=[than])
+    probabilities: dict[str, float | None] = {}
+    for bot in bots:
+        if table[bot].rating is None:
+            probabilities[bot] = None
+            continue
+        difference = table[bot].rating - table[than].rating
+        error = against[bot].half_width / Z_95
+        if error == 0.0:
+            probabilities[bot] = 1.0 if difference > 0 else 0.5
+        else:
+            probabilities[bot] = 0.5 * (1.0 + math.erf(difference / (error * math.sqrt(2.0))))
+    return probabilities
+
+
 def _win_draw_loss(pairs: PairCounts) -> np.ndarray:
     """(B, 3) int64 wins, draws and losses per bot."""
 

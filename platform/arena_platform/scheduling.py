@@ -27,6 +27,9 @@ The order of play:
    block of up to `block` pairings (each from its own opening): a worker plays a block as one task,
    so each of the two bots searches `block` games at once and its model sees batches that large
    (fishtest's tasks are likewise many games of one pair).
+Leagues (a competition's, store.leagues): bots of different `league`s are never paired, in
+any step; a bot owes introductions only to the older bots of its league. Without leagues (every
+`league` None) the ladder is one league.
 Throughout, no bot has more than `max_in_flight` pairings in flight, so no bot hogs the workers,
 except the opponents of a priority pair or of a newcomer's introduction (their games are its).
 
@@ -58,6 +61,7 @@ class LadderBot:
     is_house: bool = False
     created: int = 0  # creation order: lower is older
     newcomer: bool = False  # joined the ladder in progress: its creditors' cap does not hold it back
+    league: int | None = None  # plays only bots of the same league (None: the ladder has no leagues)
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,8 @@ class _Plan:
         self.names = [bot.name for bot in bots]
         self.is_house = np.array([bot.is_house for bot in bots], dtype=bool)
         self.newcomer = np.array([bot.newcomer for bot in bots], dtype=bool)
+        leagues = np.array([-1 if bot.league is None else bot.league for bot in bots], dtype=np.int64)
+        self.same_league = leagues[:, None] == leagues[None, :]  # (N, N) bool: [p, q] may meet
         self.policy = policy
         index = {name: k for k, name in enumerate(self.names)}
         self.in_flight = np.zeros((len(bots), len(bots)), dtype=np.int64)
@@ -156,7 +162,8 @@ class _Plan:
         self.scheduled = self.in_flight.copy()
         _add_pair_counts(self.scheduled, state.played, index)
         either_house = self.is_house[:, None] | self.is_house[None, :]
-        self.required = np.tril(np.where(either_house, policy.house_pairings, 1), k=-1)  # [newer, older]
+        owed = np.where(either_house, policy.house_pairings, 1) * self.same_league
+        self.required = np.tril(owed, k=-1)  # [newer, older]
         self.mean, self.variance = _beliefs(self.names, state.ratings)
 
     def prioritized(self, pairs: Sequence[tuple[str, str]], most: int) -> list[Pairing]:
@@ -168,6 +175,8 @@ class _Plan:
             if first not in index or second not in index or first == second:
                 continue
             x, y = index[first], index[second]
+            if not self.same_league[x, y]:
+                continue
             number = int(min(self._room()[x], most - len(booked)))
             if number > 0:
                 booked.extend(self._book(x, y, "priority", number))
@@ -189,15 +198,17 @@ class _Plan:
         return self._book(x, int(np.argmax(admissible[x])), "introduction", 1)
 
     def settled(self, rng: np.random.Generator, most: int) -> list[Pairing]:
-        """The next block of at most `most` pairings between introduced bots (as many as the block
-        size and both bots' in-flight room allow), or none when fewer than two bots are free."""
+        """The next block of at most `most` pairings between introduced bots of one league (as many
+        as the block size and both bots' in-flight room allow), or none when no league has two
+        such bots free."""
         introduced = ~(self.required > self.scheduled).any(axis=1)
         pool = np.flatnonzero(introduced & self._free())
-        if pool.size < 2:
+        partnered = pool[self.same_league[np.ix_(pool, pool)].sum(axis=1) > 1]  # itself and another
+        if not partnered.size:
             return []
-        totals = self.scheduled.sum(axis=1)[pool]
-        x = rng.choice(pool[totals == totals.min()])
-        opponents = pool[pool != x]
+        totals = self.scheduled.sum(axis=1)[partnered]
+        x = rng.choice(partnered[totals == totals.min()])
+        opponents = pool[(pool != x) & self.same_league[x, pool]]
         if rng.random() < self.policy.informative_share:
             gain = _information_gain(self.mean, self.variance, x, opponents)
             y, reason = opponents[np.argmax(gain)], "informative"

@@ -171,6 +171,10 @@ REFUSED_TERMS = [
         {"leagues": [{"name": "wood", "boss": "random"}, {"name": "wood", "boss": "uct"}]},
         "invalid_leagues",
     ),
+    (
+        {"leagues": [{"name": "wood", "boss": "random"}, {"name": "bronze", "boss": "random"}]},
+        "invalid_leagues",
+    ),
     ({"opens_at": "2027-01-01T12:00:00"}, "invalid_request"),  # no zone
 ]
 

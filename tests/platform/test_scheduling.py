@@ -178,6 +178,34 @@ def test_a_newcomer_and_a_priority_pair_are_booked_while_their_opponents_are_at_
     assert tested == [Pairing("late", "bot0", "priority")] * cap  # the new version's room only
 
 
+def test_leagues_never_meet_and_each_bot_owes_its_own_league_only():
+    """Two leagues, each with its house boss: every pairing, introduction or settled, stays within
+    one league, and both leagues play; a priority pair across leagues is skipped; a league of one
+    bot books nothing."""
+    bots = (
+        LadderBot("boss-low", is_house=True, league=0),
+        LadderBot("boss-high", is_house=True, created=1, league=1),
+        *(LadderBot(f"low{k}", created=10 + k, league=0) for k in range(3)),
+        *(LadderBot(f"high{k}", created=20 + k, league=1) for k in range(2)),
+    )
+    league = {bot.name: bot.league for bot in bots}
+    played: Counter[tuple[str, str]] = Counter()
+    rng = np.random.default_rng(9)
+    booked = []
+    for _ in range(30):
+        pairings = next_pairings(LadderState(bots, played, {}, {}), 4, rng, priority=[("low0", "high0")])
+        played.update((p.first, p.second) for p in pairings)
+        booked += pairings
+    assert all(league[p.first] == league[p.second] for p in booked)
+    assert {league[p.first] for p in booked} == {0, 1}
+    assert {p.reason for p in booked} >= {"introduction", "informative"}
+    assert played[("low0", "boss-low")] + played[("boss-low", "low0")] >= SchedulePolicy().house_pairings
+    alone = (LadderBot("boss", is_house=True, league=1), LadderBot("a", league=0), LadderBot("b", league=0))
+    assert {
+        frozenset((p.first, p.second)) for p in next_pairings(LadderState(alone, {}, {}, {}), 8, rng)
+    } == {frozenset(("a", "b"))}
+
+
 def test_the_same_seed_gives_the_same_pairings():
     ladder = HOUSE + REGULARS
     first = play_rounds(ladder, Counter(), rounds=40, per_round=3, seed=6)

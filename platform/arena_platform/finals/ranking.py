@@ -10,10 +10,9 @@ The fit is the ladder's (`arena_platform.ratings.fit_pair_counts`, its prior, di
 intervals as documented there) with no anchors: ratings are in Elo relative to the entrants'
 information-weighted mean, and an interval is that of the rating relative to it.
 
-The probability that the higher of two adjacent entrants is the stronger: P = Phi(d / s), with d
-their rating difference and s the standard error of the difference, from the same fit measured
-against the lower entrant (`reference`: the interval of the difference, from the fit's inverse
-information, i.e. its covariance) -- the normal approximation of the maximum-likelihood estimate.
+The probability that the higher of two adjacent entrants is the stronger is the fit's
+(`arena_platform.ratings.stronger_probabilities`, measured against the lower entrant: the normal
+approximation of the maximum-likelihood estimate).
 An entrant without games is listed last, unrated, and the probability of a pair it belongs to is
 None (unknown).
 
@@ -24,12 +23,17 @@ rank is the best of its group's places (competition ranking: 1, 2, 2, 4).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from arena_platform.ratings import Z_95, GameResult, PairCounts, RatingTable, count_pairs, fit_pair_counts
+from arena_platform.ratings import (
+    GameResult,
+    RatingTable,
+    count_pairs,
+    fit_pair_counts,
+    stronger_probabilities,
+)
 
 # An adjacent pair is shown as a tie unless the higher entrant is the stronger with at least this
 # probability: the one-sided counterpart of the 95% intervals (5% of settled orders may be wrong).
@@ -74,7 +78,7 @@ def rank_final(results: Iterable[GameResult], entrants: Collection[int]) -> Fina
     pairs = count_pairs(games, names)
     table = fit_pair_counts(pairs, anchors=())
     probabilities = [
-        _stronger_probability(pairs, table, higher.bot, lower.bot)
+        stronger_probabilities(pairs, table, [higher.bot], lower.bot)[higher.bot]
         for higher, lower in zip(table.rows, table.rows[1:], strict=False)
     ]
     probabilities.append(None)
@@ -97,17 +101,6 @@ def rank_final(results: Iterable[GameResult], entrants: Collection[int]) -> Fina
         for k, row in enumerate(table.rows)
     )
     return FinalRanking(rows=rows, table=table)
-
-
-def _stronger_probability(pairs: PairCounts, table: RatingTable, higher: str, lower: str) -> float | None:
-    """P(higher is stronger than lower), normal approximation (the module's doc); None: one is unrated."""
-    if table[higher].rating is None or table[lower].rating is None:
-        return None
-    difference = table[higher].rating - table[lower].rating
-    error = fit_pair_counts(pairs, anchors=(), reference=[lower])[higher].half_width / Z_95
-    if error == 0.0:
-        return 1.0 if difference > 0 else 0.5
-    return 0.5 * (1.0 + math.erf(difference / (error * math.sqrt(2.0))))
 
 
 def _shared_ranks(probabilities: list[float | None]) -> list[int]:

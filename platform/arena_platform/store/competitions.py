@@ -36,6 +36,7 @@ from arena_games.registry import GAMES
 from arena_platform.models import Bot, Competition, Entry, Ladder, User
 from arena_platform.store import bots
 from arena_platform.store.ladders import add_competition_ladder, house_bots
+from arena_platform.store.leagues import league_sizes
 from arena_platform.store.reads import BotRef, UtcDatetime, as_utc
 from arena_platform.store.refusals import BotNotFound, NotYourBot, Refused, WrongGame, WrongVersion
 from arena_platform.store.sprt_tests import SprtParameters
@@ -91,7 +92,9 @@ class CompetitionTerms(BaseModel):
     uploads_per_day: int = Field(default=5, description="entries a user may start in any 24 hours")
     simulations: int | None = Field(default=None, description="its ladder's budget; the server's default")
     final: FinalTerms = Field(default_factory=lambda: FinalTerms(pairs=4))
-    leagues: list[League] | None = Field(default=None, description="stored only: leagues come later")
+    leagues: list[League] | None = Field(
+        default=None, description="the lowest first, each boss a different house bot (store.leagues)"
+    )
     hidden_ranking: bool = Field(
         default=False,
         description="its ladder's ratings shown to nobody: the final's result is the first ranking",
@@ -116,6 +119,7 @@ class CompetitionView(BaseModel):
     final: FinalTerms
     leagues: list[League] | None
     hidden_ranking: bool  # its ladder's leaderboard answers 403 `ranking_hidden`
+    league_sizes: list[int] | None  # entrants in each league, lowest first: /competitions/{id}/leagues
     entrants: int  # users with a bot on its ladder
     bots: int  # entered bots, every version
     created_at: UtcDatetime
@@ -274,6 +278,8 @@ def _check_leagues(game: str, leagues: list[League] | None) -> None:
     names = [league.name for league in leagues]
     if len(set(names)) != len(names) or not all(name.strip() for name in names):
         raise BadLeagues("each league needs a name of its own")
+    if len({league.boss for league in leagues}) != len(leagues):
+        raise BadLeagues("each league needs a boss of its own: a boss plays in its league only")
     bosses = house_bots(game)
     for league in leagues:
         if league.boss not in bosses:
@@ -333,13 +339,25 @@ def _views(session: Session, statement: Any, now: datetime) -> list[CompetitionV
         )
     }
     return [
-        _view(competition, ladder, organiser, counts.get(ladder.id, (0, 0)), now)
+        _view(
+            competition,
+            ladder,
+            organiser,
+            counts.get(ladder.id, (0, 0)),
+            league_sizes(session, competition=competition, ladder=ladder),
+            now,
+        )
         for competition, ladder, organiser in rows
     ]
 
 
 def _view(
-    competition: Competition, ladder: Ladder, organiser: str, counts: tuple[int, int], now: datetime
+    competition: Competition,
+    ladder: Ladder,
+    organiser: str,
+    counts: tuple[int, int],
+    sizes: list[int] | None,
+    now: datetime,
 ) -> CompetitionView:
     return CompetitionView(
         id=competition.id,
@@ -364,6 +382,7 @@ def _view(
         ),
         leagues=competition.leagues,
         hidden_ranking=competition.hidden_ranking,
+        league_sizes=sizes,
         entrants=counts[0],
         bots=counts[1],
         created_at=competition.created_at,

@@ -9,7 +9,8 @@ Debounce and idempotence: the Rating rows say how many games they were fitted on
 once for each of its two bots), so a refit when no game arrived since the last one does nothing. A
 refit replaces the ladder's Rating rows and appends a RatingHistory row for each bot whose number of
 games changed, so running it twice changes nothing the second time. The database copies the new
-ratings into the leaderboard's ready rows (LeaderboardRow) in the refit's own transaction.
+ratings into the leaderboard's ready rows (LeaderboardRow) in the refit's own transaction, in which
+a competition's ladder also promotes the bots its fit says beat their league's boss (store.leagues).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlmodel import Session, col, select
 from arena_platform.db import plain_rows
 from arena_platform.models import Bot, Ladder, PairCount, Rating, RatingHistory, utc_now
 from arena_platform.ratings import PairCounts, RatingTable, fit_pair_counts
+from arena_platform.store.leagues import promote
 
 # The games a ladder's pair counts cover (0 for none).
 _COUNTED_GAMES = func.coalesce(func.sum(PairCount.low_wins + PairCount.draws + PairCount.high_wins), 0)
@@ -50,18 +52,25 @@ def lock_ladder(session: Session, *, ladder_id: int) -> Ladder:
 
 def refit_ladder(session: Session, *, ladder_id: int) -> bool:
     """Refits the ladder's ratings unless they already cover all its games; True if it refitted. Commits."""
-    lock_ladder(session, ladder_id=ladder_id)
+    ladder = lock_ladder(session, ladder_id=ladder_id)
     if fitted_games(session, ladder_id=ladder_id) == ladder_games(session, ladder_id=ladder_id):
         session.rollback()
         return False
-    table = fit_ladder(session, ladder_id=ladder_id)
+    pairs = ladder_pair_counts(session, ladder_id=ladder_id)
+    table = _fit(session, ladder_id, pairs)
     _replace_ratings(session, ladder_id, table)
+    promote(session, ladder=ladder, pairs=pairs, table=table, now=utc_now())  # a competition's leagues
     session.commit()
     return True
 
 
 def fit_ladder(session: Session, *, ladder_id: int) -> RatingTable:
     """The rating table of all the ladder's games; bots are named by their id as a string."""
+    return _fit(session, ladder_id, ladder_pair_counts(session, ladder_id=ladder_id))
+
+
+def ladder_pair_counts(session: Session, *, ladder_id: int) -> PairCounts:
+    """The pair counts of all the ladder's games; bots are named by their id as a string."""
     statement = select(
         PairCount.low_bot_id,
         PairCount.high_bot_id,
@@ -76,7 +85,7 @@ def fit_ladder(session: Session, *, ladder_id: int) -> RatingTable:
     bot_ids = np.unique(counts[:, :2])  # sorted, so low < high holds for the indices too
     low, high = np.searchsorted(bot_ids, counts[:, 0]), np.searchsorted(bot_ids, counts[:, 1])
     order = np.argsort(low * len(bot_ids) + high)
-    pairs = PairCounts(
+    return PairCounts(
         bots=tuple(str(bot_id) for bot_id in bot_ids),
         low=low[order],
         high=high[order],
@@ -84,6 +93,10 @@ def fit_ladder(session: Session, *, ladder_id: int) -> RatingTable:
         draws=counts[order, 3],
         high_wins=counts[order, 4],
     )
+
+
+def _fit(session: Session, ladder_id: int, pairs: PairCounts) -> RatingTable:
+    """The fit of the ladder's `pairs`, its house bots the anchors."""
     house = session.exec(select(Bot.id).where(col(Bot.ladder_id) == ladder_id, col(Bot.kind) == "house"))
     return fit_pair_counts(pairs, anchors={str(bot_id) for bot_id in house})
 

@@ -25,6 +25,7 @@ from arena_platform.models import Bot, Ladder, Pairing
 from arena_platform.queue import PLAY_PAIRINGS, Enqueue
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
 from arena_platform.scheduling import Pairing as ChosenPairing
+from arena_platform.store.leagues import ladder_leagues
 from arena_platform.store.pairings import (
     DONE,
     FAILED,
@@ -132,11 +133,17 @@ def task_messages(pairings: Sequence[Pairing], size: int) -> list[list[int]]:
 
 
 def ladder_state(session: Session, *, ladder: Ladder, newcomers: Collection[int] = ()) -> LadderState:
-    """The scheduler's snapshot of `ladder`: active bots (`newcomers` among them marked so),
-    pairings played and in flight, ratings."""
-    bots = session.exec(
-        select(Bot).where(col(Bot.ladder_id) == ladder.id, col(Bot.status) == "active").order_by(Bot.id)
-    )
+    """The scheduler's snapshot of `ladder`: active bots (`newcomers` among them marked so; on a
+    competition's ladder with leagues, those that play in one, with their league), pairings played
+    and in flight, ratings."""
+    leagues = ladder_leagues(session, ladder=ladder)
+    bots = [
+        bot
+        for bot in session.exec(
+            select(Bot).where(col(Bot.ladder_id) == ladder.id, col(Bot.status) == "active").order_by(Bot.id)
+        )
+        if leagues is None or bot.id in leagues
+    ]
     statement = (
         select(Pairing.bot_a_id, Pairing.bot_b_id, Pairing.status, func.count())
         .where(col(Pairing.ladder_id) == ladder.id, LADDERS_OWN)
@@ -152,7 +159,11 @@ def ladder_state(session: Session, *, ladder: Ladder, newcomers: Collection[int]
     return LadderState(
         bots=tuple(
             LadderBot(
-                name=str(bot.id), is_house=bot.kind == "house", created=bot.id, newcomer=bot.id in newcomers
+                name=str(bot.id),
+                is_house=bot.kind == "house",
+                created=bot.id,
+                newcomer=bot.id in newcomers,
+                league=None if leagues is None else leagues[bot.id],
             )
             for bot in bots
         ),

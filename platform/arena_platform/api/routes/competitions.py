@@ -29,7 +29,7 @@ from arena_platform.api.routes.bots import (
 )
 from arena_platform.db import session as open_session
 from arena_platform.models import Entry, Ladder, User
-from arena_platform.store import competitions, users
+from arena_platform.store import competitions, leagues, users
 from arena_platform.store.competitions import CompetitionTerms, CompetitionView, EntrantView
 from arena_platform.store.reads import BotDetail
 from arena_platform.store.refusals import Refused
@@ -115,6 +115,23 @@ def list_entrants(competition_id: CompetitionId, session: SessionDep) -> list[En
     with _answering_refusals(session):
         competitions.competition_ladder(session, competition_id=competition_id)  # 404 when there is none
     return competitions.list_entrants(session, competition_id=competition_id)
+
+
+@router.get(
+    "/{competition_id}/leagues",
+    summary="A competition's leagues: each boss, its members and the promotions out of it",
+    responses=documented(404),
+)
+def get_leagues(competition_id: CompetitionId, session: SessionDep) -> leagues.LeaguesView:
+    """Every league, lowest first, with its boss and members (ratings on the competition's ladder)
+    and the promotions out of it, newest first (store.leagues has the rules). 404 `not_found` for a
+    competition that does not exist, `no_leagues` for one without leagues."""
+    with _answering_refusals(session):
+        competition, ladder = competitions.competition_ladder(session, competition_id=competition_id)
+    view = leagues.leagues_view(session, competition=competition, ladder=ladder)
+    if view is None:
+        raise ApiError(404, "no_leagues", f"competition {competition_id} has no leagues")
+    return view
 
 
 def _view(session: Session, competition_id: int, now: datetime) -> CompetitionView:
