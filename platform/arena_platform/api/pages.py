@@ -32,7 +32,17 @@ from arena_platform.api.routes import human_games as human_game_routes
 from arena_platform.api.routes import ladders as ladder_routes
 from arena_platform.api.routes import live as live_routes
 from arena_platform.models import Competition, Ladder
-from arena_platform.store import bots, challenges, competitions, human_games, ladders, live, reads, training
+from arena_platform.store import (
+    bots,
+    challenges,
+    competitions,
+    human_games,
+    ladders,
+    leagues,
+    live,
+    reads,
+    training,
+)
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -40,6 +50,7 @@ RECENT_GAMES = 20  # on a bot's page
 BOTS_IN_FILTER = 500  # bots offered by the games page's bot filter
 LEADERBOARD_POLL_MS = 3000  # how often an open leaderboard asks the API for news
 TRAINING_POLL_MS = 3000  # how often an open training session page asks the API for news
+LEAGUES_POLL_MS = 3000  # how often an open competition's leagues page asks the API for promotions
 LIVE_POLL_MS = 1000  # how often a game in progress asks the API for its new moves
 COMPETITION_POLL_MS = 3000  # how often an open competition's page asks the API for its ranking
 COMPETITIONS_LISTED = 200  # the newest, on the competitions page
@@ -189,6 +200,31 @@ def competition_page(
         "poll_ms": COMPETITION_POLL_MS,
     }
     return render(request, "competition.html", competition=found, page_data=data)
+
+
+@router.get("/competitions/{competition_id}/leagues", response_class=HTMLResponse)
+def leagues_page(
+    competition_id: str, request: Request, session: SessionDep, services: ServicesDep
+) -> HTMLResponse:
+    """Every league of a competition, the highest first, with its boss and members, and the
+    promotions newest first; refreshed from the API until the deadline (store.leagues)."""
+    now = services.clock()
+    competition = _lookup(
+        competition_id, lambda key: competitions.get_competition(session, competition_id=key, now=now)
+    )
+    if competition is None:
+        return _not_found(request, f"competition {competition_id}")
+    row, ladder = competitions.competition_ladder(session, competition_id=competition.id)
+    view = leagues.leagues_view(session, competition=row, ladder=ladder)
+    if view is None:
+        return _not_found(request, f"leagues of competition {competition.id}")
+    data = {
+        "competition": competition,
+        "leagues": view,
+        "url": f"/api/v1/competitions/{competition.id}/leagues",
+        "poll_ms": LEAGUES_POLL_MS,
+    }
+    return render(request, "leagues.html", competition=competition, page_data=data)
 
 
 @router.get("/training/{session_id}", response_class=HTMLResponse)
