@@ -160,6 +160,10 @@ class ArenaClient:
     def competition(self, competition_id: int) -> Any:
         return self._call("GET", f"/competitions/{competition_id}")
 
+    def competition_leagues(self, competition_id: int) -> Any:
+        """Its leagues: each boss, members and promotions (GET /competitions/{id}/leagues)."""
+        return self._call("GET", f"/competitions/{competition_id}/leagues")
+
     def enter_competition(
         self, competition_id: int, *, path: str | PathLike[str] | None = None, bot_id: int | None = None,
         **overrides: Any,

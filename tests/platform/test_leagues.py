@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from arena_bots.manifest import Manifest
+from arena_platform import cli
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, LeaguePromotion, Pairing
 from arena_platform.ratings import stronger_probabilities
@@ -226,3 +227,48 @@ def test_the_api_reads_the_leagues_and_the_competition_their_sizes(
     missing = client.get(f"/api/v1/competitions/{plain_id}/leagues")
     assert (missing.status_code, missing.json()["code"]) == (404, "no_leagues")
     assert client.get(f"/api/v1/competitions/{plain_id}").json()["league_sizes"] is None
+
+
+def test_the_cli_creates_leagues_and_shows_them(
+    engine: Engine, cup: Cup, live_server, monkeypatch, capsys, tmp_path
+):
+    monkeypatch.setenv("ARENA_DATABASE_URL", engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
+    assert cli.main(["user", "create", "ola", "--organiser"]) == 0
+    token = capsys.readouterr().out.strip()
+    url = live_server()
+    now = datetime.now(UTC)
+    create = [
+        "competition",
+        "create",
+        "--game",
+        "bobail",
+        "--title",
+        "Leagues",
+        "--url",
+        url,
+        "--token",
+        token,
+    ]
+    create += ["--opens", now.isoformat(), "--deadline", (now + timedelta(days=1)).isoformat()]
+    assert cli.main([*create, "--league", "wood"]) == 2
+    assert "write NAME=BOSS" in capsys.readouterr().err
+    assert cli.main([*create, "--league", "wood=random", "--league", "bronze=random"]) == 2
+    assert "a boss of its own" in capsys.readouterr().err
+    assert cli.main([*create, "--league", "wood=random", "--league", "bronze=uct"]) == 0
+    made = capsys.readouterr().out.split()[1]
+    assert cli.main(["competition", "show", made, "--url", url]) == 0
+    assert "leagues: wood (members: 0), bronze (members: 0)" in capsys.readouterr().out
+
+    with session(engine) as db:  # the fixture's cup: ace promoted
+        db.add(_promotion(cup, {"probability": 0.97, "rating": 120.0, "boss_rating": -200.0, "games": 20}))
+        db.commit()
+    assert cli.main(["competition", "leagues", str(cup.competition_id), "--url", url]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "bronze: boss uct (unrated), members: 1",
+        "    1. ace v1 by alice  unrated",
+        "wood: boss random (unrated), members: 2",
+        "    1. dud v1 by alice  unrated",
+        "    2. even v1 by alice  unrated",
+        "  promoted 2027-01-01T00:00:00Z: ace to bronze, P(stronger than random) 0.970 after 20 games",
+    ]

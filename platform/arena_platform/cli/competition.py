@@ -1,5 +1,5 @@
-"""`arena competition create|list|show|enter`: time-boxed contests on a server (organisers create
-them; anyone with a token enters a bot: an ONNX file, or one of their bots copied in)."""
+"""`arena competition create|list|show|leagues|enter`: time-boxed contests on a server (organisers
+create them; anyone with a token enters a bot: an ONNX file, or one of their bots copied in)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     create.add_argument(
         "--hidden-ranking", action="store_true", help="show its ladder's ratings to nobody until the final"
     )
+    create.add_argument(
+        "--league",
+        action="append",
+        metavar="NAME=BOSS",
+        help="a league and its boss (a house bot), the lowest first; repeat for each league",
+    )
     add_server_options(create)
     create.set_defaults(run=_run_create)
 
@@ -52,6 +58,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     show.add_argument("id", type=int)
     add_server_options(show)
     show.set_defaults(run=_run_show)
+
+    leagues = competition.add_parser("leagues", help="show a competition's leagues, bosses and promotions")
+    leagues.add_argument("id", type=int)
+    add_server_options(leagues)
+    leagues.set_defaults(run=_run_leagues)
 
     enter = competition.add_parser("enter", help="enter an ONNX file, or --bot one of your bots, copied in")
     enter.add_argument("id", type=int, help="the competition's id")
@@ -74,6 +85,7 @@ def _run_create(args: argparse.Namespace) -> int:
         "simulations": args.simulations,
         "final": _final(args),
         "hidden_ranking": args.hidden_ranking,
+        "leagues": _leagues(args.league),
     }
     made = _ask(args, "creating a competition", lambda client: client.create_competition(**terms))
     print(
@@ -88,6 +100,19 @@ def _final(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError("--final-stop and --final-confidence go with --final-seconds")
         return {"pairs": 4 if args.final_pairs is None else args.final_pairs}
     return {"seconds": args.final_seconds, "stop": args.final_stop, "confidence": args.final_confidence}
+
+
+def _leagues(given: list[str] | None) -> list[dict[str, str]] | None:
+    """The --league NAME=BOSS options as the API's leagues; None without any."""
+    if given is None:
+        return None
+    leagues = []
+    for league in given:
+        name, equals, boss = league.partition("=")
+        if not (equals and name and boss):
+            raise UsageError(f"--league {league!r}: write NAME=BOSS, e.g. wood=random")
+        leagues.append({"name": name, "boss": boss})
+    return leagues
 
 
 def _run_list(args: argparse.Namespace) -> int:
@@ -116,7 +141,33 @@ def _run_show(args: argparse.Namespace) -> int:
     if competition["hidden_ranking"]:
         print("  ranking: hidden until the final")
     print(f"  {competition['entrants']} entrants, {competition['bots']} bots entered")
+    if competition["leagues"]:
+        sizes = zip(competition["leagues"], competition["league_sizes"], strict=True)
+        print("  leagues: " + ", ".join(f"{league['name']} (members: {size})" for league, size in sizes))
     return 0
+
+
+def _run_leagues(args: argparse.Namespace) -> int:
+    view = _ask(args, None, lambda client: client.competition_leagues(args.id))
+    for league in reversed(view["leagues"]):  # the highest first
+        boss = league["boss"]
+        print(f"{league['name']}: boss {boss['name']} ({_rating(boss)}), members: {len(league['members'])}")
+        for place, member in enumerate(league["members"], start=1):
+            print(
+                f"  {place:>3}. {member['name']} v{member['version']} "
+                f"by {member['author']}  {_rating(member)}"
+            )
+        for promotion in league["promotions"]:
+            print(
+                f"  promoted {promotion['at']}: {promotion['name']} to {promotion['to_league']}, "
+                f"P(stronger than {boss['name']}) {promotion['probability']:.3f} "
+                f"after {promotion['games']} games"
+            )
+    return 0
+
+
+def _rating(bot: dict[str, Any]) -> str:
+    return "unrated" if bot["rating"] is None else f"{bot['rating']:+.0f} Elo"
 
 
 def _line(competition: dict[str, Any]) -> str:
