@@ -11,16 +11,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from played import placeholder_game
+from played import placeholder_bot, placeholder_game
 from sqlalchemy import Engine
-from sqlmodel import Session, select
+from sqlmodel import select
 
-from arena_bots.manifest import Manifest
 from arena_platform import cli
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, LeaguePromotion, Pairing
 from arena_platform.ratings import stronger_probabilities
-from arena_platform.store import bots, competitions, users
+from arena_platform.store import competitions, users
 from arena_platform.store.competitions import CompetitionTerms, League
 from arena_platform.store.ladders import ensure_ladder
 from arena_platform.store.leagues import PLACEMENT_GAMES, PROMOTION_LEVEL, ladder_leagues
@@ -44,14 +43,6 @@ class Cup:
     even: int
 
 
-def _entrant(db: Session, ladder_id: int, owner: str, name: str) -> int:
-    owner_id = users.get_user_by_name(db, name=owner).id
-    manifest = Manifest(game="bobail", game_version=1, name=name, player="greedy")
-    return bots.create_network_bot(
-        db, ladder_id=ladder_id, owner_id=owner_id, manifest=manifest, report={}, model_sha256="0" * 64
-    ).id
-
-
 @pytest.fixture
 def cup(engine: Engine) -> Cup:
     """A bobail competition with leagues wood (boss random) and bronze (boss uct), and three
@@ -67,7 +58,7 @@ def cup(engine: Engine) -> Cup:
         )
         _, ladder = competitions.competition_ladder(db, competition_id=made.id)
         house = dict(db.exec(select(Bot.name, Bot.id).where(Bot.ladder_id == ladder.id)).all())
-        entrants = [_entrant(db, ladder.id, "alice", name) for name in ("ace", "dud", "even")]
+        entrants = [placeholder_bot(db, ladder.id, "alice", name) for name in ("ace", "dud", "even")]
         db.commit()
         return Cup(made.id, ladder.id, house["random"], house["uct"], *entrants)
 
@@ -181,7 +172,7 @@ def test_a_bot_is_promoted_once_it_has_its_placement_games_and_beats_its_boss(en
     with session(engine) as db:  # a new version keeps its league; its placement starts anew
         leagues = ladder_leagues(db, ladder=db.get(Ladder, cup.ladder_id))
         assert (leagues[cup.ace], leagues[cup.even]) == (1, 0)
-        newer = _entrant(db, cup.ladder_id, "alice", "ace")
+        newer = placeholder_bot(db, cup.ladder_id, "alice", "ace")
         db.commit()
         assert ladder_leagues(db, ladder=db.get(Ladder, cup.ladder_id))[newer] == 1
         assert not refit_ladder(db, ladder_id=cup.ladder_id)  # no new games: nothing changes

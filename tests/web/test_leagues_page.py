@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from played import placeholder_game
+from played import placeholder_bot, placeholder_game
 from playwright.sync_api import expect
 from sqlmodel import select
 
-from arena_bots.manifest import Manifest
 from arena_platform.db import session
 from arena_platform.models import Bot, Ladder, utc_now
-from arena_platform.store import bots, competitions, users
+from arena_platform.store import competitions, users
 from arena_platform.store.competitions import CompetitionTerms, League
 from arena_platform.store.leagues import PLACEMENT_GAMES
 from arena_platform.store.pairings import create_pairings
@@ -41,16 +40,7 @@ def _cup(site) -> tuple[int, int, dict[str, int]]:
         _, ladder = competitions.competition_ladder(db, competition_id=made.id)
         ids = dict(db.exec(select(Bot.name, Bot.id).where(Bot.ladder_id == ladder.id)).all())
         for owner, name in (("alice", "ace"), ("mallory", site.xss_name)):
-            manifest = Manifest(game="bobail", game_version=1, name=name, player="greedy")
-            owner_id = users.get_user_by_name(db, name=owner).id
-            ids[name] = bots.create_network_bot(
-                db,
-                ladder_id=ladder.id,
-                owner_id=owner_id,
-                manifest=manifest,
-                report={},
-                model_sha256="0" * 64,
-            ).id
+            ids[name] = placeholder_bot(db, ladder.id, owner, name)
         db.commit()
         return made.id, ladder.id, ids
 
