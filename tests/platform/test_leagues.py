@@ -179,6 +179,26 @@ def test_a_bot_is_promoted_once_it_has_its_placement_games_and_beats_its_boss(en
     assert len(_promotions(engine)) == 1
 
 
+def test_rounds_refits_and_a_promotion_as_the_workers_run_them(engine: Engine, cup: Cup):
+    """Round after round booked by the scheduler, recorded and refitted: ace, who beats everyone,
+    rises at a refit once it has its placement games, and from then on plays in bronze only."""
+    for _ in range(10):
+        booked = _round(engine, cup.ladder_id)
+        _play(engine, booked, _beat(cup.ace))
+        with session(engine) as db:
+            refit_ladder(db, ladder_id=cup.ladder_id)
+        if _promotions(engine):
+            break
+    (promotion,) = _promotions(engine)
+    assert (promotion.bot_id, promotion.to_league) == (cup.ace, 1)
+    assert promotion.evidence["games"] >= PLACEMENT_GAMES
+    for _ in range(2):
+        booked = _round(engine, cup.ladder_id)
+        assert {pair for pair in _pairs(booked) if cup.ace in pair} == {frozenset((cup.ace, cup.uct))}
+        assert all(cup.uct not in pair for pair in _pairs(booked) if cup.ace not in pair)
+        _play(engine, booked, _beat(cup.ace))
+
+
 def test_the_api_reads_the_leagues_and_the_competition_their_sizes(
     engine: Engine, cup: Cup, client: TestClient
 ):
