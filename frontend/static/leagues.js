@@ -1,5 +1,6 @@
 // A competition's leagues page: every league, the highest first, with its boss and its members
-// (ratings on the competition's ladder, best first), and the promotions, newest first; refreshed
+// (ratings on the competition's ladder, best first; "hidden" while the competition hides its
+// ranking), and the promotions, newest first; refreshed
 // from GET /api/v1/competitions/{id}/leagues (page data: competition, leagues, url, poll_ms)
 // until the competition's deadline.
 
@@ -12,7 +13,10 @@ function botCell(bot) {
   return h("a", { href: `/bots/${bot.bot_id}`, class: "bot-link" }, bot.name, "\u00a0", h("span", { class: "version" }, `v${bot.version}`));
 }
 
+let rankingHidden = false; // the competition hides its ranking: the API gives no rating
+
 function ratingText(bot) {
+  if (rankingHidden) return "hidden";
   if (bot.rating === null) return "unrated";
   return `${signed(bot.rating, 0)} (${signed(bot.interval_low, 0)} to ${signed(bot.interval_high, 0)})`;
 }
@@ -53,11 +57,13 @@ function promotionItem(promotion) {
     h("time", { datetime: promotion.at }, shortTime(promotion.at)),
     " ",
     h("a", { href: `/bots/${promotion.bot_id}` }, promotion.name),
-    ` rose from ${promotion.from_league} to ${promotion.to_league}: P(stronger than the boss) ${percent(promotion.probability, 1)} after ${promotion.games} games`,
+    ` rose from ${promotion.from_league} to ${promotion.to_league}`,
+    promotion.probability === null ? ` after ${promotion.games} games` : `: P(stronger than the boss) ${percent(promotion.probability, 1)} after ${promotion.games} games`,
   );
 }
 
 function draw(view) {
+  rankingHidden = view.ranking_hidden;
   document.getElementById("league-rule").textContent = `Every entrant starts in the lowest league and plays only its league. A bot rises when, after ${view.placement_games} games there, it is stronger than its league's boss with probability ${percent(view.promotion_level)} or more (the ladder's rating fit). A new version keeps its league.`;
   const leagues = view.leagues.map((league, index) => leagueSection(league, index, view.leagues.length));
   document.getElementById("leagues").replaceChildren(...leagues.reverse());

@@ -2,7 +2,8 @@
 scheduling round and recorded as a worker would): every entrant starts in the lowest league,
 rounds pair bots of one league only (its boss among them), a bot is promoted at the refit where
 it has its placement games and beats its boss with the stated probability (not before, and not
-on an even score), a new version keeps its league, and the API reads the leagues."""
+on an even score), a new version keeps its league, and the API reads the leagues (without a
+rating while the competition hides its ranking)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sqlmodel import select
 
 from arena_platform import cli
 from arena_platform.db import session
-from arena_platform.models import Bot, Ladder, LeaguePromotion, Pairing
+from arena_platform.models import Bot, Competition, Ladder, LeaguePromotion, Pairing, Rating
 from arena_platform.ratings import stronger_probabilities
 from arena_platform.store import competitions, users
 from arena_platform.store.competitions import CompetitionTerms, League
@@ -238,6 +239,39 @@ def test_the_api_reads_the_leagues_and_the_competition_their_sizes(
     missing = client.get(f"/api/v1/competitions/{plain_id}/leagues")
     assert (missing.status_code, missing.json()["code"]) == (404, "no_leagues")
     assert client.get(f"/api/v1/competitions/{plain_id}").json()["league_sizes"] is None
+
+
+def test_a_hidden_ranking_hides_the_leagues_ratings_and_the_promotions_evidence(
+    engine: Engine, cup: Cup, client: TestClient
+):
+    with session(engine) as db:
+        db.add(_promotion(cup, {"probability": 0.97, "rating": 120.0, "boss_rating": -200.0, "games": 20}))
+        db.get(Competition, cup.competition_id).hidden_ranking = True
+        db.add(
+            Rating(
+                ladder_id=cup.ladder_id,
+                bot_id=cup.dud,
+                rating=50.0,
+                low=0.0,
+                high=100.0,
+                games=9,
+                wins=9,
+                draws=0,
+                losses=0,
+                provisional=False,
+            )
+        )
+        db.commit()
+    view = client.get(f"/api/v1/competitions/{cup.competition_id}/leagues").json()
+    assert view["ranking_hidden"] is True
+    wood, bronze = view["leagues"]
+    shown = [bot for league in (wood, bronze) for bot in (league["boss"], *league["members"])]
+    assert {(bot["rating"], bot["interval_low"], bot["interval_high"], bot["games"]) for bot in shown} == {
+        (None, None, None, 0)
+    }
+    (promotion,) = wood["promotions"]
+    assert (promotion["probability"], promotion["rating"], promotion["boss_rating"]) == (None, None, None)
+    assert (promotion["name"], promotion["to_league"], promotion["games"]) == ("ace", "bronze", 20)
 
 
 def test_the_cli_creates_leagues_and_shows_them(

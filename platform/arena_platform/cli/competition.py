@@ -149,24 +149,28 @@ def _run_show(args: argparse.Namespace) -> int:
 
 def _run_leagues(args: argparse.Namespace) -> int:
     view = _ask(args, None, lambda client: client.competition_leagues(args.id))
+    hidden = view["ranking_hidden"]
     for league in reversed(view["leagues"]):  # the highest first
         boss = league["boss"]
-        print(f"{league['name']}: boss {boss['name']} ({_rating(boss)}), members: {len(league['members'])}")
+        members = len(league["members"])
+        print(f"{league['name']}: boss {boss['name']} ({_rating(boss, hidden)}), members: {members}")
         for place, member in enumerate(league["members"], start=1):
             print(
                 f"  {place:>3}. {member['name']} v{member['version']} "
-                f"by {member['author']}  {_rating(member)}"
+                f"by {member['author']}  {_rating(member, hidden)}"
             )
         for promotion in league["promotions"]:
+            evidence = "" if hidden else f"P(stronger than {boss['name']}) {promotion['probability']:.3f} "
             print(
                 f"  promoted {promotion['at']}: {promotion['name']} to {promotion['to_league']}, "
-                f"P(stronger than {boss['name']}) {promotion['probability']:.3f} "
-                f"after {promotion['games']} games"
+                f"{evidence}after {promotion['games']} games"
             )
     return 0
 
 
-def _rating(bot: dict[str, Any]) -> str:
+def _rating(bot: dict[str, Any], hidden: bool) -> str:
+    if hidden:  # the competition hides its ranking
+        return "rating hidden"
     return "unrated" if bot["rating"] is None else f"{bot['rating']:+.0f} Elo"
 
 

@@ -33,6 +33,7 @@ from sqlmodel import Session, col, select
 
 from arena_platform.models import Bot, Competition, GameRecord, Ladder, LeaguePromotion, Pairing, Rating, User
 from arena_platform.ratings import PairCounts, RatingTable, stronger_probabilities
+from arena_platform.store.ladders import hidden_ranking_ladders
 from arena_platform.store.reads import UtcDatetime
 
 PROMOTION_LEVEL = 0.95  # P(bot > its league's boss) that promotes it: the one-sided 95% of the fit
@@ -186,9 +187,11 @@ class PromotionView(BaseModel):
     from_league: str
     to_league: str
     at: UtcDatetime
-    probability: float  # P(bot > the boss it beat) when promoted
-    rating: float
-    boss_rating: float
+    # P(bot > the boss it beat) when promoted, and the two ratings; None while the competition hides
+    # its ranking (store.ladders.hidden_ranking_ladders)
+    probability: float | None
+    rating: float | None
+    boss_rating: float | None
     games: int  # its placement games in the league it left
 
 
@@ -201,6 +204,7 @@ class LeagueView(BaseModel):
 
 class LeaguesView(BaseModel):
     competition_id: int
+    ranking_hidden: bool  # the competition hides its ranking: no rating, interval or probability here
     promotion_level: float  # PROMOTION_LEVEL
     placement_games: int  # PLACEMENT_GAMES
     leagues: list[LeagueView]  # the lowest first
@@ -222,9 +226,10 @@ def leagues_view(session: Session, *, competition: Competition, ladder: Ladder) 
     if not competition.leagues:
         return None
     placed = standings(session, competition, ladder)
-    rows = _league_bots(session, ladder.id, [standing.bot_id for standing in placed])
+    hidden = bool(hidden_ranking_ladders(session, ladder_ids=[ladder.id]))
+    rows = _league_bots(session, ladder.id, [standing.bot_id for standing in placed], hidden)
     names = [league["name"] for league in competition.leagues]
-    promotions = _promotions(session, competition.id, names)
+    promotions = _promotions(session, competition.id, names, hidden)
     views = []
     for index, name in enumerate(names):
         here = [standing for standing in placed if standing.league == index]
@@ -235,19 +240,25 @@ def leagues_view(session: Session, *, competition: Competition, ladder: Ladder) 
         views.append(LeagueView(name=name, boss=boss, members=members, promotions=mine))
     return LeaguesView(
         competition_id=competition.id,
+        ranking_hidden=hidden,
         promotion_level=PROMOTION_LEVEL,
         placement_games=PLACEMENT_GAMES,
         leagues=views,
     )
 
 
-def _league_bots(session: Session, ladder_id: int, bot_ids: Sequence[int]) -> dict[int, LeagueBot]:
+def _league_bots(
+    session: Session, ladder_id: int, bot_ids: Sequence[int], hidden: bool
+) -> dict[int, LeagueBot]:
+    """The bots as the leagues show them; unrated (no rating, no games) when `hidden`."""
     rows = session.exec(
         select(Bot, User.name, Rating)
         .outerjoin(User, col(User.id) == Bot.owner_id)
         .outerjoin(Rating, (col(Rating.bot_id) == Bot.id) & (col(Rating.ladder_id) == ladder_id))
         .where(col(Bot.id).in_(list(bot_ids)))
     )
+    if hidden:
+        rows = [(bot, author, None) for bot, author, _ in rows]
     return {
         bot.id: LeagueBot(
             bot_id=bot.id,
@@ -263,8 +274,9 @@ def _league_bots(session: Session, ladder_id: int, bot_ids: Sequence[int]) -> di
     }
 
 
-def _promotions(session: Session, competition_id: int, names: list[str]) -> list[PromotionView]:
-    """The competition's promotions, newest first."""
+def _promotions(session: Session, competition_id: int, names: list[str], hidden: bool) -> list[PromotionView]:
+    """The competition's promotions, newest first; without their evidence's numbers when `hidden`
+    (its games count stays)."""
     rows = session.exec(
         select(LeaguePromotion, Bot.name)
         .join(Bot, col(Bot.id) == LeaguePromotion.bot_id)
@@ -278,9 +290,9 @@ def _promotions(session: Session, competition_id: int, names: list[str]) -> list
             from_league=names[promotion.from_league],
             to_league=names[promotion.to_league],
             at=promotion.at,
-            probability=promotion.evidence["probability"],
-            rating=promotion.evidence["rating"],
-            boss_rating=promotion.evidence["boss_rating"],
+            probability=None if hidden else promotion.evidence["probability"],
+            rating=None if hidden else promotion.evidence["rating"],
+            boss_rating=None if hidden else promotion.evidence["boss_rating"],
             games=promotion.evidence["games"],
         )
         for promotion, name in rows
