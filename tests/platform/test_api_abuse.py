@@ -224,7 +224,7 @@ def test_a_refusal_the_platform_caused_costs_no_upload(live_server, new_user, en
     monkeypatch.setattr(
         bot_routes, "validate", lambda *args, **kwargs: dataclasses.replace(broken, ok=True, code="")
     )
-    monkeypatch.setattr(bot_routes, "_record_upload", blob_store_down)
+    monkeypatch.setattr(bot_routes, "_insert_bot", blob_store_down)
     assert [_upload(base, token).status_code for _ in range(3)] == [500] * 3
     assert _attempts(engine) == 0
     monkeypatch.undo()
