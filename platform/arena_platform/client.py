@@ -164,6 +164,14 @@ class ArenaClient:
         """Its leagues: each boss, members and promotions (GET /competitions/{id}/leagues)."""
         return self._call("GET", f"/competitions/{competition_id}/leagues")
 
+    def competition_results(self, competition_id: int) -> Any:
+        """Its phase, its final's progress and ranking (GET /competitions/{id}/results)."""
+        return self._call("GET", f"/competitions/{competition_id}/results")
+
+    def competition_file(self, competition_id: int, name: str) -> bytes:
+        """One of its final's files as bytes: results.csv, results.json or final.zip."""
+        return self._call("GET", f"/competitions/{competition_id}/{name}", raw=True)
+
     def enter_competition(
         self, competition_id: int, *, path: str | PathLike[str] | None = None, bot_id: int | None = None,
         **overrides: Any,
@@ -176,13 +184,16 @@ class ArenaClient:
         assert path is not None, "an entry is a file or a bot"
         return self._call("POST", where, **_upload_form(path, overrides))
 
-    def _call(self, method: str, path: str, **request: Any) -> Any:
+    def _call(self, method: str, path: str, *, raw: bool = False, **request: Any) -> Any:
+        """The answer's JSON body (its bytes with `raw`); ArenaClientError for an error answer."""
         try:
             response = self._http.request(method, API_PREFIX + path, **request)
         except httpx.HTTPError as error:
             raise ArenaClientError(
                 0, "unreachable", f"no answer from {self._http.base_url}: {error}"
             ) from None
+        if raw and response.is_success:
+            return response.content
         try:
             body = response.json()
         except ValueError:

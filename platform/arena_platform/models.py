@@ -140,6 +140,21 @@ class LeaguePromotion(SQLModel, table=True):
     evidence: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
+class CompetitionFinal(SQLModel, table=True):
+    """A competition's final, once started (store.finals): its entrants frozen then (bot ids,
+    sorted) and its seed, which fix its schedule (finals.schedule); `finished_at` once no more
+    rounds are due. Its pairings are its ladder's with a `final_number`; its ranking is recomputed
+    from their games, never stored."""
+
+    __tablename__ = "competition_final"
+
+    competition_id: int = Field(foreign_key="competition.id", primary_key=True)
+    seed: int
+    entrants: list[int] = Field(sa_column=Column(JSON, nullable=False))
+    started_at: datetime = _time(nullable=False)
+    finished_at: datetime | None = _time(nullable=True)
+
+
 class Entry(SQLModel, table=True):
     """One entry a user started into a competition: an upload or a copy of one of their bots.
 
@@ -204,6 +219,7 @@ class Pairing(SQLModel, table=True):
     __table_args__ = (
         Index("ix_pairing_ladder_id_status", "ladder_id", "status"),
         Index("ix_pairing_ladder_id_finished_at", "ladder_id", "finished_at"),
+        Index("ux_pairing_ladder_id_final_number", "ladder_id", "final_number", unique=True),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -217,6 +233,10 @@ class Pairing(SQLModel, table=True):
     urgent: bool = False  # a newcomer's, a running SPRT's: played ahead of the round (store.scheduling)
     # a challenge's pairing (store.challenges), outside the ladder's schedule; None: the ladder's own
     challenge_id: int | None = Field(default=None, foreign_key="challenge.id", index=True)
+    # a competition final's pairing (store.finals): its number in the final's schedule, from 0, and
+    # its round (finals.schedule); None: not the final's. Unique per ladder: no number booked twice
+    final_number: int | None = None
+    final_round: int | None = None
     lease_owner: str | None = Field(default=None, max_length=128)
     lease_expires_at: datetime | None = _time(nullable=True, index=True)
     created_at: datetime = _created()

@@ -28,6 +28,7 @@ from arena_platform.db import make_engine, session
 from arena_platform.models import utc_now
 from arena_platform.queue import TRAIN_SESSION
 from arena_platform.settings import Settings
+from arena_platform.store.finals import unfinished_finals
 from arena_platform.store.live import drop_stale
 from arena_platform.store.pairings import (
     Sweep,
@@ -58,11 +59,13 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_dea
     redelivery deadline while nothing waits in the broker's queue; every queued pairing with
     `resend_all_queued`, after the broker lost its messages), in blocks (`send_pairings`). It
     refits the ladders whose ratings miss games and books a round for the ladders with nothing in
-    flight, itself: behind the matches in the queue, those messages waited minutes (a busy ladder
-    left the others unrated). So a ladder is refitted at least once a heartbeat. Training sessions
-    likewise: a dead or silent worker's session, or one whose message may be lost, is sent again
-    (store.training.sweep_sessions); finished and cancelled sessions' resume points are deleted, and
-    so are the games in progress of claims that no longer hold their pairing (store.live).
+    flight and for the competitions' unfinished finals (their start, their next round: store.finals;
+    a finished final's ladder books nothing more), itself: behind the matches in the queue, those
+    messages waited minutes (a busy ladder left the others unrated). So a ladder is refitted at
+    least once a heartbeat. Training sessions likewise: a dead or silent worker's session, or one
+    whose message may be lost, is sent again (store.training.sweep_sessions); finished and
+    cancelled sessions' resume points are deleted, and so are the games in progress of claims that
+    no longer hold their pairing (store.live).
 
     What a sweep takes back is committed before it is sent; what could not be sent (the broker is
     away) has no message out, and the next sweep sends it."""
@@ -81,6 +84,7 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_dea
             resend_all_queued=resend_all_queued,
         )
         stale, stalled = stale_ladders(db), stalled_ladders(db)
+        closed, finals = unfinished_finals(db, now=now)
         sessions = sweep_sessions(
             db,
             lease_seconds=settings.lease_seconds,
@@ -99,7 +103,7 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_dea
     send_pairings(context, swept.to_send)
     for ladder_id in stale:
         refit(context, ladder_id)
-    schedule_ladder(context, *stalled)
+    schedule_ladder(context, *sorted((set(stalled) - closed) | finals))
     return swept
 
 

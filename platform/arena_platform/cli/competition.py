@@ -1,5 +1,6 @@
-"""`arena competition create|list|show|leagues|enter`: time-boxed contests on a server (organisers
-create them; anyone with a token enters a bot: an ONNX file, or one of their bots copied in)."""
+"""`arena competition create|list|show|leagues|enter|results`: time-boxed contests on a server
+(organisers create them; anyone with a token enters a bot: an ONNX file, or one of their bots copied
+in; anyone reads a final's progress and ranking, and saves its CSV, JSON and replay zip)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_manifest_options(enter)
     add_server_options(enter)
     enter.set_defaults(run=_run_enter)
+
+    results = competition.add_parser("results", help="show a competition's final: progress and ranking")
+    results.add_argument("id", type=int, help="the competition's id")
+    results.add_argument("--csv", type=Path, metavar="FILE", help="write the ranking as CSV to FILE")
+    results.add_argument("--json", type=Path, metavar="FILE", help="write the ranking as JSON to FILE")
+    results.add_argument("--zip", type=Path, metavar="FILE", help="write every final game's replay to FILE")
+    add_server_options(results)
+    results.set_defaults(run=_run_results)
 
 
 def _run_create(args: argparse.Namespace) -> int:
@@ -198,6 +207,52 @@ def _run_enter(args: argparse.Namespace) -> int:
         f"of competition {args.id}"
     )
     return 0
+
+
+# A final's files: the CLI's option, the server's file name.
+RESULT_FILES = (("csv", "results.csv"), ("json", "results.json"), ("zip", "final.zip"))
+
+
+def _run_results(args: argparse.Namespace) -> int:
+    results = _ask(args, None, lambda client: client.competition_results(args.id))
+    progress = results["progress"]
+    print(f"competition {args.id}: {results['phase']}")
+    if results["started_at"] is not None:
+        ended = f", finished {results['finished_at']}" if results["finished_at"] else ""
+        print(
+            f"  final of {len(results['entrants'])} entrants, started {results['started_at']}{ended}, "
+            f"seed {results['seed']}"
+        )
+        print(
+            f"  pairings: {progress['booked']} booked in {progress['rounds']} rounds, {progress['done']} "
+            f"done, {progress['failed']} failed, {progress['in_flight']} in flight"
+        )
+    if results["ranking"] is not None:
+        print("  provisional ranking:" if results["provisional"] else "  final ranking:")
+        for row in results["ranking"]:
+            print(_ranking_line(row))
+    for option, name in RESULT_FILES:
+        target = getattr(args, option)
+        if target is not None:
+            content = _ask(args, None, lambda client, name=name: client.competition_file(args.id, name))
+            try:
+                target.write_bytes(content)
+            except OSError as error:
+                raise UsageError(f"cannot write {target}: {error.strerror}") from None
+            print(f"wrote {name} to {target}")
+    return 0
+
+
+def _ranking_line(row: dict[str, Any]) -> str:
+    rank = f"{row['rank']}{'=' if row['tied'] else ''}"
+    if row["rating"] is None:
+        rating = "unrated"
+    else:
+        rating = f"{row['rating']:+7.1f} [{row['interval_low']:+.1f}, {row['interval_high']:+.1f}]"
+    return (
+        f"  {rank:>4}  {row['name']}  {rating}  {row['games']} games "
+        f"{row['wins']}/{row['draws']}/{row['losses']}"
+    )
 
 
 def _ask(args: argparse.Namespace, doing: str | None, call: Any) -> Any:

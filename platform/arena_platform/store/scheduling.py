@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Collection, Sequence
+from datetime import datetime
 
 import numpy as np
 from sqlalchemy import Engine, func
@@ -21,10 +22,11 @@ from sqlmodel import Session, col, select
 from arena_games.registry import get_game
 from arena_platform.db import plain_rows
 from arena_platform.db import session as open_session
-from arena_platform.models import Bot, Ladder, Pairing
+from arena_platform.models import Bot, Competition, Ladder, Pairing, utc_now
 from arena_platform.queue import PLAY_PAIRINGS, Enqueue
 from arena_platform.scheduling import LadderBot, LadderState, next_pairings, task_groups
 from arena_platform.scheduling import Pairing as ChosenPairing
+from arena_platform.store.finals import advance_final
 from arena_platform.store.leagues import ladder_leagues
 from arena_platform.store.pairings import (
     DONE,
@@ -35,6 +37,7 @@ from arena_platform.store.pairings import (
     task_size,
 )
 from arena_platform.store.ratings import lock_ladder, rating_estimates
+from arena_platform.store.reads import as_utc
 from arena_platform.store.sprt_tests import running_tests
 
 IN_FLIGHT_STATUSES = (QUEUED, RUNNING)
@@ -46,7 +49,12 @@ LADDERS_OWN = col(Pairing.challenge_id).is_(None)
 
 
 def book_rounds(
-    engine: Engine, enqueue: Enqueue, ladder_ids: Sequence[int], *, redelivery_seconds: int
+    engine: Engine,
+    enqueue: Enqueue,
+    ladder_ids: Sequence[int],
+    *,
+    redelivery_seconds: int,
+    now: datetime | None = None,
 ) -> list[int]:
     """Books each ladder's next round (`schedule_round`) and sends its play messages; their ids.
 
@@ -56,12 +64,13 @@ def book_rounds(
     about TASK_SECONDS of another ladder's play. Called where a bot arrives (an upload, a
     checkpoint), so that its urgent pairings are booked at once, not behind the queue's messages,
     by the workers after each task, and by the sweeper for a ladder with nothing in flight.
+    A competition's ladder past its deadline books its final's rounds instead (`schedule_round`).
     """
     booked, messages = [], []
     for ladder_id in ladder_ids:
         with open_session(engine) as db:
             pairings = schedule_round(
-                db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=redelivery_seconds
+                db, ladder_id=ladder_id, count=SCHEDULE_ROUND, redelivery_seconds=redelivery_seconds, now=now
             )
             booked += [pairing.id for pairing in pairings]
             messages.append(task_messages(pairings, task_size(db, ladder_id=ladder_id)))
@@ -72,8 +81,13 @@ def book_rounds(
     return booked
 
 
-def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_seconds: int) -> list[Pairing]:
+def schedule_round(
+    session: Session, *, ladder_id: int, count: int, redelivery_seconds: int, now: datetime | None = None
+) -> list[Pairing]:
     """Books up to `count` pairings chosen by `next_pairings` as queued; returns them. Commits.
+
+    A competition's ladder schedules until the competition's deadline (`now`, the clock by default);
+    from then on its rounds are its final's (store.finals.advance_final), whatever `count`.
 
     A ladder of a game version this process does not play (retired by a version bump, or not yet
     known to it) books nothing: no worker of this code could play its pairings.
@@ -88,6 +102,14 @@ def schedule_round(session: Session, *, ladder_id: int, count: int, redelivery_s
     pairings booked so far: the same tables give the same round.
     """
     ladder = lock_ladder(session, ladder_id=ladder_id)
+    now = now or utc_now()
+    competition = None if ladder.competition_id is None else session.get(Competition, ladder.competition_id)
+    if competition is not None and now >= as_utc(competition.deadline):
+        pairings = advance_final(
+            session, ladder=ladder, competition=competition, now=now, redelivery_seconds=redelivery_seconds
+        )
+        session.commit()
+        return pairings
     if ladder.game_version != get_game(ladder.game).spec.version:
         session.commit()  # releases the lock
         return []
