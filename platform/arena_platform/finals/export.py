@@ -16,7 +16,8 @@ ever added at the end):
 The JSON document is {"format": RANKING_FORMAT, "tie_level": ..., "entrants": [row objects]}.
 
 The zip holds one replay file per game, the replay JSON as the runner stored it, named by
-`replay_file_name`; extracted, its files are what `arena view` opens (`arena view *.json`).
+`replay_file_name`, each dated ZIP_TIME (the same games give the same zip, byte for byte);
+extracted, its files are what `arena view` opens (`arena view *.json`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ COLUMNS = (
     "losses",
     "stronger_than_next",
 )
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # every file's time in the zip, so the same games make the same bytes
 ELO_DECIMALS = 1
 PROBABILITY_DECIMALS = 4
 
@@ -89,7 +91,9 @@ def write_replay_zip(target: IO[bytes], replays: Iterable[tuple[str, bytes]]) ->
             if name in written:
                 raise ValueError(f"two replays are named {name}")
             written.add(name)
-            archive.writestr(name, replay)
+            entry = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(entry, replay)
     return len(written)
 
 

@@ -12,7 +12,9 @@ The rules (the pure parts are `arena_platform.finals`):
   competition's terms they fix the schedule (`finals.schedule`). Fewer than two entrants: the final
   finishes at once, with nothing to play.
 - The ladder's own scheduling stops at the deadline: from then on its rounds are the final's
-  (store.scheduling hands them here). Final pairings are the ladder's pairings with a
+  (store.scheduling hands them here). When the final starts, the ladder's own pairings still
+  queued are withdrawn (failed, saying so), so that the final does not wait behind them; those
+  running are played out, and challenges are left alone. Final pairings are the ladder's pairings with a
   `final_number` and the schedule's seed; they are sent, claimed, leased, given back and swept as
   every pairing is (store.pairings).
 - Rounds: nothing more is booked while a final pairing is queued or running. Once all are
@@ -41,7 +43,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import func
+from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
 from arena_platform.blobs import BlobStore
@@ -57,6 +59,7 @@ from arena_platform.store.reads import UtcDatetime, as_utc
 FINAL_GRACE = timedelta(minutes=10)  # after the deadline, before the entrants are frozen
 FINAL, FINISHED = "final", "finished"  # the phases after store.competitions' "closed"
 OF_THE_FINAL = col(Pairing.final_number).is_not(None)
+WITHDRAWN = "withdrawn unplayed: the competition's final started"
 
 
 class FinalProgress(BaseModel):
@@ -97,6 +100,7 @@ def advance_final(
         if now < as_utc(competition.deadline) + FINAL_GRACE:
             return []
         final = _start(session, ladder=ladder, competition=competition, now=now)
+        _withdraw_ladder_pairings(session, ladder_id=ladder.id, now=now)
         if len(final.entrants) < 2:
             final.finished_at = now
             return []
@@ -129,6 +133,21 @@ def _start(session: Session, *, ladder: Ladder, competition: Competition, now: d
     session.add(final)
     session.flush()
     return final
+
+
+def _withdraw_ladder_pairings(session: Session, *, ladder_id: int, now: datetime) -> None:
+    """Fails the ladder's own pairings still queued (booked before the deadline): they would hold
+    the workers ahead of the final, for a schedule that has stopped. A running one is played out."""
+    session.exec(
+        update(Pairing)
+        .where(
+            col(Pairing.ladder_id) == ladder_id,
+            col(Pairing.status) == QUEUED,
+            col(Pairing.challenge_id).is_(None),
+            col(Pairing.final_number).is_(None),
+        )
+        .values(status=FAILED, finished_at=now, lease_expires_at=None, error=WITHDRAWN)
+    )
 
 
 def _plan(competition: Competition, final: CompetitionFinal) -> FinalPlan:
