@@ -10,15 +10,15 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from competitions_setup import entered_competition
 from sqlmodel import col, select
 
-from arena_bots.manifest import Manifest
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
 from arena_platform.finals.schedule import FinalPlan, round_robin
 from arena_platform.models import Competition, CompetitionFinal, GameRecord, Pairing, utc_now
-from arena_platform.store import bots, competitions, finals, users
-from arena_platform.store.competitions import CompetitionTerms, FinalTerms
+from arena_platform.store import finals
+from arena_platform.store.competitions import FinalTerms
 from arena_platform.store.finals import FINAL_GRACE
 
 WORKER_SETTINGS = {"lease_seconds": 3, "heartbeat_seconds": 1, "task_time_limit_seconds": 60}
@@ -39,35 +39,22 @@ def _wait_until(condition, what: str, timeout: float = TIMEOUT_S) -> None:
         time.sleep(0.05)
 
 
-def _closed_competition(engine, blobs: BlobStore, onnx_bot) -> tuple[int, int, list[int]]:
+def _closed_competition(engine, blobs: BlobStore, onnx_bot) -> tuple[int, list[int]]:
     """A bobail competition whose deadline and grace have passed, with ENTRANTS users' tiny MCTS
-    bots entered; (its id, its ladder's id, the bots' ids)."""
+    bots entered; (its id, the bots' ids)."""
     deadline = utc_now() - FINAL_GRACE - timedelta(seconds=1)
+    models = [blobs.put(onnx_bot(seed=number)) for number in range(ENTRANTS)]
     with session(engine) as db:
-        organiser, _ = users.create_user(db, name="olga", organiser=True)
-        terms = CompetitionTerms(
-            game="bobail",
-            title="cup",
-            opens_at=deadline - timedelta(days=1),
+        competition, entered = entered_competition(
+            db,
+            opens=deadline - timedelta(days=1),
             deadline=deadline,
-            simulations=4,
             final=FinalTerms(pairs=1),
+            models=models,
+            player="mcts",
+            simulations=4,
         )
-        competition = competitions.create_competition(
-            db, organiser=organiser, terms=terms, default_simulations=4, now=deadline - timedelta(days=2)
-        )
-        _, ladder = competitions.competition_ladder(db, competition_id=competition.id)
-        entered = []
-        for number in range(ENTRANTS):
-            owner, _ = users.create_user(db, name=f"user{number}")
-            manifest = Manifest(game="bobail", game_version=1, name=f"bot{number}", player="mcts")
-            model = blobs.put(onnx_bot(seed=number))
-            bot = bots.create_network_bot(
-                db, ladder_id=ladder.id, owner_id=owner.id, manifest=manifest, report={}, model_sha256=model
-            )
-            entered.append(bot.id)
-        db.commit()
-        return competition.id, ladder.id, entered
+        return competition.id, entered
 
 
 def _parent(pid: int) -> int | None:
@@ -81,7 +68,7 @@ def _parent(pid: int) -> int | None:
 def test_a_final_is_played_exactly_once_through_a_worker_killed_during_it(
     engine, blobs, worker_environment, start_worker, onnx_bot
 ):
-    competition, _, entered = _closed_competition(engine, blobs, onnx_bot)
+    competition, entered = _closed_competition(engine, blobs, onnx_bot)
     environment = worker_environment(**WORKER_SETTINGS)
     steady = start_worker(environment, beat=True, ready=False)  # its sweeper starts the final
     doomed = start_worker(environment, ready=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from competitions_setup import entered_competition
 from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
@@ -14,8 +15,8 @@ from arena_bots.manifest import Manifest
 from arena_platform.db import session
 from arena_platform.finals.schedule import FinalPlan, round_robin
 from arena_platform.models import Bot, Competition, CompetitionFinal, Pairing
-from arena_platform.store import bots, competitions, finals, users
-from arena_platform.store.competitions import CompetitionTerms, FinalTerms
+from arena_platform.store import bots, competitions, finals
+from arena_platform.store.competitions import FinalTerms
 from arena_platform.store.finals import FINAL_GRACE
 from arena_platform.store.pairings import DONE, FAILED
 from arena_platform.store.results import PlayedGame, record_pairing
@@ -27,36 +28,16 @@ STARTS = DEADLINE + FINAL_GRACE  # the final's first moment
 
 
 def _competition(db: Session, entrants: int, **final: object) -> tuple[Competition, list[int]]:
-    """A bobail competition whose `entrants` users each entered one network bot; (it, their bot ids)."""
-    organiser, _ = users.create_user(db, name="olga", organiser=True)
-    terms = CompetitionTerms(
-        game="bobail",
-        title="cup",
-        opens_at=OPENS,
+    """A competition whose `entrants` users each entered a greedy bot (of no real model: nothing
+    plays here); (it, their bot ids)."""
+    return entered_competition(
+        db,
+        opens=OPENS,
         deadline=DEADLINE,
-        simulations=2,
         final=FinalTerms(**final),
+        models=["0" * 64] * entrants,
+        player="greedy",
     )
-    competition = competitions.create_competition(
-        db, organiser=organiser, terms=terms, default_simulations=2, now=OPENS - timedelta(days=1)
-    )
-    _, ladder = competitions.competition_ladder(db, competition_id=competition.id)
-    entered = []
-    for number in range(entrants):
-        owner, _ = users.create_user(db, name=f"user{number}")
-        manifest = Manifest(game="bobail", game_version=1, name=f"bot{number}", player="greedy")
-        entered.append(
-            bots.create_network_bot(
-                db,
-                ladder_id=ladder.id,
-                owner_id=owner.id,
-                manifest=manifest,
-                report={},
-                model_sha256="0" * 64,
-            ).id
-        )
-    db.commit()
-    return competition, entered
 
 
 def _round(db: Session, competition: Competition, now: datetime) -> list[Pairing]:

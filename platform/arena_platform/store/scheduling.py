@@ -90,7 +90,7 @@ def schedule_round(
     from then on its rounds are its final's (store.finals.advance_final), whatever `count`.
 
     A ladder of a game version this process does not play (retired by a version bump, or not yet
-    known to it) books nothing: no worker of this code could play its pairings.
+    known to it) books nothing, its final neither: no worker of this code could play its pairings.
 
     The ladder's running SPRTs (new version against the previous one) are its priority pairs: a
     new version's first games are its test, until the verdict. Those pairings, and the introduction
@@ -102,6 +102,9 @@ def schedule_round(
     pairings booked so far: the same tables give the same round.
     """
     ladder = lock_ladder(session, ladder_id=ladder_id)
+    if ladder.game_version != get_game(ladder.game).spec.version:
+        session.commit()  # releases the lock
+        return []
     now = now or utc_now()
     competition = None if ladder.competition_id is None else session.get(Competition, ladder.competition_id)
     if competition is not None and now >= as_utc(competition.deadline):
@@ -110,9 +113,6 @@ def schedule_round(
         )
         session.commit()
         return pairings
-    if ladder.game_version != get_game(ladder.game).spec.version:
-        session.commit()  # releases the lock
-        return []
     newcomers = _newcomers(session, ladder_id=ladder.id)
     state = ladder_state(session, ladder=ladder, newcomers=newcomers)
     booked = sum(state.played.values()) + sum(state.in_flight.values())
