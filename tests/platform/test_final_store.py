@@ -12,6 +12,7 @@ from sqlalchemy import Engine, update
 from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
+from arena_platform import cli
 from arena_platform.db import session
 from arena_platform.finals.schedule import FinalPlan, round_robin
 from arena_platform.models import Bot, Competition, CompetitionFinal, Pairing
@@ -169,3 +170,16 @@ def test_the_results_routes_answer_409_before_the_finals_games_and_404_for_no_co
         assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
     answer = client.get(f"/api/v1/competitions/{competition.id}/results").json()
     assert (answer["phase"], answer["ranking"], answer["progress"]["booked"]) == ("upcoming", None, 0)
+
+
+def test_the_cli_shows_a_final_not_yet_played_and_says_why_it_has_no_files(
+    engine: Engine, live_server, tmp_path, capsys
+):
+    with session(engine) as db:
+        competition, _ = _competition(db, 2, pairs=1)
+    command = ["competition", "results", str(competition.id), "--url", live_server()]
+    assert cli.main(command) == 0
+    assert capsys.readouterr().out.strip() == f"competition {competition.id}: upcoming"
+    assert cli.main([*command, "--csv", str(tmp_path / "ranking.csv")]) == 2
+    assert "final has no games yet (no_final_games, HTTP 409)" in capsys.readouterr().err
+    assert not (tmp_path / "ranking.csv").exists()
