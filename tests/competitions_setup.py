@@ -23,12 +23,19 @@ def entered_competition(
     models: Sequence[str],
     player: str,
     simulations: int = 2,
+    hidden_ranking: bool = False,
 ) -> tuple[Competition, list[int]]:
     """A bobail competition made a day before `opens`, into which one user per model (a blob's
     SHA-256, played by `player`) entered a network bot; (it, the bots' ids). Commits."""
     organiser, _ = users.create_user(db, name="olga", organiser=True)
     terms = CompetitionTerms(
-        game="bobail", title="cup", opens_at=opens, deadline=deadline, simulations=simulations, final=final
+        game="bobail",
+        title="cup",
+        opens_at=opens,
+        deadline=deadline,
+        simulations=simulations,
+        final=final,
+        hidden_ranking=hidden_ranking,
     )
     competition = competitions.create_competition(
         db, organiser=organiser, terms=terms, default_simulations=simulations, now=opens - timedelta(days=1)

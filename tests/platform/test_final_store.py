@@ -28,7 +28,9 @@ DEADLINE = OPENS + timedelta(days=2)
 STARTS = DEADLINE + FINAL_GRACE  # the final's first moment
 
 
-def _competition(db: Session, entrants: int, **final: object) -> tuple[Competition, list[int]]:
+def _competition(
+    db: Session, entrants: int, *, hidden_ranking: bool = False, **final: object
+) -> tuple[Competition, list[int]]:
     """A competition whose `entrants` users each entered a greedy bot (of no real model: nothing
     plays here); (it, their bot ids)."""
     return entered_competition(
@@ -38,6 +40,7 @@ def _competition(db: Session, entrants: int, **final: object) -> tuple[Competiti
         final=FinalTerms(**final),
         models=["0" * 64] * entrants,
         player="greedy",
+        hidden_ranking=hidden_ranking,
     )
 
 
@@ -183,3 +186,31 @@ def test_the_cli_shows_a_final_not_yet_played_and_says_why_it_has_no_files(
     assert cli.main([*command, "--csv", str(tmp_path / "ranking.csv")]) == 2
     assert "final has no games yet (no_final_games, HTTP 409)" in capsys.readouterr().err
     assert not (tmp_path / "ranking.csv").exists()
+
+
+def test_a_hidden_ranking_shows_no_final_ranking_until_the_final_is_finished(engine: Engine, client):
+    with session(engine) as db:
+        competition, _ = _competition(db, 2, hidden_ranking=True, pairs=1)
+        ladder_id = competition_ladder_id(db, competition)
+        booked = _round(db, competition, STARTS)
+        _play(db, booked)
+        assert finals.results(db, competition=competition, now=STARTS).ranking_hidden
+    hidden = [f"/api/v1/ladders/{ladder_id}/leaderboard"] + [
+        f"/api/v1/competitions/{competition.id}/{name}" for name in ("results.csv", "results.json")
+    ]
+    for url in hidden:
+        answer = client.get(url)
+        assert (answer.status_code, answer.json()["code"]) == (403, "ranking_hidden"), url
+    answer = client.get(f"/api/v1/competitions/{competition.id}/results").json()
+    assert (answer["ranking_hidden"], answer["ranking"], answer["progress"]["done"]) == (True, None, 1)
+    assert client.get(f"/api/v1/competitions/{competition.id}/final.zip").status_code != 403  # games: public
+
+    with session(engine) as db:
+        while booked := _round(db, competition, STARTS):  # the extra rounds, to the cap
+            _play(db, booked)
+        assert finals.results(db, competition=competition, now=STARTS).phase == "finished"
+    for url in hidden:
+        assert client.get(url).status_code == 200, url
+    answer = client.get(f"/api/v1/competitions/{competition.id}/results").json()
+    assert answer["ranking_hidden"] is False
+    assert len(answer["ranking"]) == 2

@@ -35,7 +35,7 @@ from arena_bots.manifest import Manifest
 from arena_games.registry import GAMES
 from arena_platform.models import Bot, Competition, Entry, Ladder, User
 from arena_platform.store import bots
-from arena_platform.store.ladders import add_competition_ladder, house_bots
+from arena_platform.store.ladders import add_competition_ladder, hidden_ranking_ladders, house_bots
 from arena_platform.store.leagues import league_sizes
 from arena_platform.store.reads import BotRef, UtcDatetime, as_utc
 from arena_platform.store.refusals import BotNotFound, NotYourBot, Refused, WrongGame, WrongVersion
@@ -422,14 +422,14 @@ def list_entrants(session: Session, *, competition_id: int) -> list[EntrantView]
 
 def check_ranking_shown(session: Session, *, ladder: Ladder) -> None:
     """RankingHidden when `ladder` is the ladder of a competition whose ranking is hidden: its
-    ratings and ranks are then shown to nobody (the final's result will be the first ranking; the
-    final is to lift this from its result on). Its games stay public, as every game is."""
-    if ladder.competition_id is None:
-        return
-    competition = session.get(Competition, ladder.competition_id)
-    if competition.hidden_ranking:
+    ratings and ranks, and its final's provisional ranking, are then shown to nobody until its final
+    is finished (store.ladders.hidden_ranking_ladders: the final's result is the first ranking). Its
+    games stay public, as every game is."""
+    if hidden_ranking_ladders(session, ladder_ids=[ladder.id]):
+        competition = session.get(Competition, ladder.competition_id)
         raise RankingHidden(
-            f"the ranking of competition {competition.id} ({competition.title}) is hidden until the final"
+            f"the ranking of competition {competition.id} ({competition.title}) is hidden until the "
+            f"final is finished"
         )
 
 

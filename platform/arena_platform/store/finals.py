@@ -53,6 +53,7 @@ from arena_platform.finals.schedule import FinalPairing, FinalPlan, extra_round,
 from arena_platform.models import Bot, Competition, CompetitionFinal, GameRecord, Ladder, Pairing, User
 from arena_platform.ratings import GameResult
 from arena_platform.store.competitions import phase as entry_phase
+from arena_platform.store.ladders import hidden_ranking_ladders
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.reads import UtcDatetime, as_utc
 
@@ -82,7 +83,10 @@ class FinalResults(BaseModel):
     finished_at: UtcDatetime | None
     progress: FinalProgress
     provisional: bool  # the ranking may still change: the final is not finished
-    ranking: list[dict[str, Any]] | None  # None until a final game is played
+    # a competition with a hidden ranking shows none until its final is finished (its games stay
+    # public): then `ranking` is None (store.competitions.check_ranking_shown)
+    ranking_hidden: bool
+    ranking: list[dict[str, Any]] | None  # None until a final game is played, or while hidden
 
 
 # --- Running the final ----------------------------------------------------------------------------
@@ -312,7 +316,8 @@ def results(session: Session, *, competition: Competition, now: datetime) -> Fin
         in_flight=counts.get(QUEUED, 0) + counts.get(RUNNING, 0),
         rounds=rounds,
     )
-    ranked = final_ranking(session, competition_id=competition.id)
+    hidden = bool(hidden_ranking_ladders(session, ladder_ids=[ladder.id]))
+    ranked = None if hidden else final_ranking(session, competition_id=competition.id)
     return FinalResults(
         competition_id=competition.id,
         phase=final_phase(competition, final, now),
@@ -322,6 +327,7 @@ def results(session: Session, *, competition: Competition, now: datetime) -> Fin
         finished_at=None if final is None else final.finished_at,
         progress=progress,
         provisional=final is None or final.finished_at is None,
+        ranking_hidden=hidden,
         ranking=None if ranked is None else ranking_rows(*ranked),
     )
 

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from arena_games.registry import get_game
-from arena_platform.models import Bot, Competition, Ladder
+from arena_platform.models import Bot, Competition, CompetitionFinal, Ladder
 
 # The house bots of a ladder, by game: they need no upload and anchor the rating scale (their mean
 # rating is pinned). A house bot's name is its player kind (`arena_bots.loading.house_player`):
@@ -105,13 +105,19 @@ def list_ladders(session: Session) -> list[Ladder]:
 
 
 def hidden_ranking_ladders(session: Session, *, ladder_ids: Iterable[int]) -> set[int]:
-    """Those of `ladder_ids` whose competition hides its ranking until the final: their bots'
-    ratings are shown to nobody (store.competitions.check_ranking_shown)."""
+    """Those of `ladder_ids` whose competition hides its ranking until its final is finished (the
+    final's result is the first ranking): their bots' ratings are shown to nobody until then
+    (store.competitions.check_ranking_shown)."""
     return set(
         session.exec(
             select(Ladder.id)
             .join(Competition, col(Competition.id) == Ladder.competition_id)
-            .where(col(Ladder.id).in_(list(ladder_ids)), col(Competition.hidden_ranking))
+            .outerjoin(CompetitionFinal, col(CompetitionFinal.competition_id) == Competition.id)
+            .where(
+                col(Ladder.id).in_(list(ladder_ids)),
+                col(Competition.hidden_ranking),
+                col(CompetitionFinal.finished_at).is_(None),
+            )
         )
     )
 

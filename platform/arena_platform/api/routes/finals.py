@@ -38,7 +38,8 @@ ZIP_CHUNK_BYTES = 1 << 16
 def get_results(competition_id: CompetitionId, session: SessionDep, services: ServicesDep) -> FinalResults:
     """The phase (upcoming, open, closed, final, finished), the final's entrants, seed and
     progress (pairings booked, done, failed, in flight; rounds), and the ranking (the CSV's
-    columns) once a final game exists, `provisional` until the final is finished."""
+    columns) once a final game exists, `provisional` until the final is finished; none while the
+    competition hides its ranking and its final is not finished (`ranking_hidden`)."""
     return finals.results(session, competition=_competition(session, competition_id), now=services.clock())
 
 
@@ -46,10 +47,11 @@ def get_results(competition_id: CompetitionId, session: SessionDep, services: Se
     "/{competition_id}/results.csv",
     summary="The final's ranking as CSV",
     response_class=Response,
-    responses={200: {"content": {"text/csv": {}}}, **documented(404, 409)},
+    responses={200: {"content": {"text/csv": {}}}, **documented(403, 404, 409)},
 )
 def get_results_csv(competition_id: CompetitionId, session: SessionDep) -> Response:
-    """finals.export's columns, best first; 409 `no_final_games` before the final's first game."""
+    """finals.export's columns, best first; 409 `no_final_games` before the final's first game, 403
+    `ranking_hidden` while a hidden ranking's final is not finished."""
     ranking, names = _ranking(session, competition_id)
     return Response(ranking_csv(ranking, names), media_type="text/csv")
 
@@ -58,10 +60,11 @@ def get_results_csv(competition_id: CompetitionId, session: SessionDep) -> Respo
     "/{competition_id}/results.json",
     summary="The final's ranking as JSON",
     response_class=Response,
-    responses={200: {"content": {"application/json": {}}}, **documented(404, 409)},
+    responses={200: {"content": {"application/json": {}}}, **documented(403, 404, 409)},
 )
 def get_results_json(competition_id: CompetitionId, session: SessionDep) -> Response:
-    """{"format", "tie_level", "entrants": rows}; 409 `no_final_games` before the final's first game."""
+    """{"format", "tie_level", "entrants": rows}; 409 `no_final_games` before the final's first
+    game, 403 `ranking_hidden` while a hidden ranking's final is not finished."""
     ranking, names = _ranking(session, competition_id)
     return Response(ranking_json(ranking, names), media_type="application/json")
 
@@ -114,7 +117,13 @@ def _competition(session: Session, competition_id: int) -> Competition:
 
 
 def _ranking(session: Session, competition_id: int) -> tuple[FinalRanking, dict[int, str]]:
-    _competition(session, competition_id)
+    """The final's ranking and names; the refusal while the competition hides it (403
+    `ranking_hidden`), 409 `no_final_games` before its first game."""
+    try:
+        _, ladder = competitions.competition_ladder(session, competition_id=competition_id)
+        competitions.check_ranking_shown(session, ladder=ladder)
+    except competitions.CompetitionRefused as refusal:
+        raise refused(refusal) from None
     ranked = finals.final_ranking(session, competition_id=competition_id)
     if ranked is None:
         raise _no_games(competition_id)
