@@ -6,8 +6,8 @@ final's: its place in the schedule and its round. A unique (ladder_id, final_num
 number of a final be booked twice (NULLs, the ladder's other pairings, are distinct on both
 databases).
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-11-26 23:30:00.000000
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
-down_revision = "0016"
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
