@@ -93,4 +93,4 @@ async function poll() {
 }
 
 draw(data.leagues);
-if (data.competition.phase !== "closed") setTimeout(poll, data.poll_ms);
+if (["upcoming", "open"].includes(data.competition.phase)) setTimeout(poll, data.poll_ms); // until the deadline

@@ -203,6 +203,7 @@ def test_a_hidden_ranking_shows_no_final_ranking_until_the_final_is_finished(eng
         assert (answer.status_code, answer.json()["code"]) == (403, "ranking_hidden"), url
     answer = client.get(f"/api/v1/competitions/{competition.id}/results").json()
     assert (answer["ranking_hidden"], answer["ranking"], answer["progress"]["done"]) == (True, None, 1)
+    assert _view_phases(client, competition.id) == [("final", True)] * 2  # as the results say
     assert client.get(f"/api/v1/competitions/{competition.id}/final.zip").status_code != 403  # games: public
 
     with session(engine) as db:
@@ -214,3 +215,26 @@ def test_a_hidden_ranking_shows_no_final_ranking_until_the_final_is_finished(eng
     answer = client.get(f"/api/v1/competitions/{competition.id}/results").json()
     assert answer["ranking_hidden"] is False
     assert len(answer["ranking"]) == 2
+    assert _view_phases(client, competition.id) == [("finished", False)] * 2
+
+
+def _view_phases(client, competition_id: int) -> list[tuple[str, bool]]:
+    """(phase, ranking_hidden) of the competition's view, as GET /competitions/{id} and the list say."""
+    listed = [view for view in client.get("/api/v1/competitions").json() if view["id"] == competition_id]
+    one = client.get(f"/api/v1/competitions/{competition_id}").json()
+    return [(view["phase"], view["ranking_hidden"]) for view in [one, *listed]]
+
+
+def test_the_competitions_page_lists_those_in_their_final_or_finished_with_the_closed(engine: Engine):
+    with session(engine) as db:
+        competition, _ = _competition(db, 2, pairs=1)
+        view = competitions.get_competition(db, competition_id=competition.id, now=STARTS)
+    assert view.phase == "closed"  # no final yet
+    later = timedelta(days=1)
+    views = [
+        view.model_copy(update={"id": 1, "phase": "finished", "deadline": DEADLINE - 2 * later}),
+        view.model_copy(update={"id": 2, "phase": "open", "deadline": DEADLINE + later}),
+        view.model_copy(update={"id": 3, "phase": "final", "deadline": DEADLINE}),
+        view.model_copy(update={"id": 4, "phase": "closed", "deadline": DEADLINE - later}),
+    ]
+    assert [listed.id for listed in competitions.in_listing_order(views)] == [2, 3, 4, 1]

@@ -147,8 +147,10 @@ def _run_show(args: argparse.Namespace) -> int:
         f"a day | ladder {competition['ladder']} at {competition['simulations']} simulations per move"
     )
     print(f"  final: {FinalTerms.model_validate(competition['final']).summary()}")
-    if competition["hidden_ranking"]:
-        print("  ranking: hidden until the final")
+    if competition["ranking_hidden"]:
+        print("  ranking: hidden until the final is finished")
+    elif competition["hidden_ranking"]:
+        print("  ranking: out, the final is finished (hidden until then)")
     print(f"  {competition['entrants']} entrants, {competition['bots']} bots entered")
     if competition["leagues"]:
         sizes = zip(competition["leagues"], competition["league_sizes"], strict=True)

@@ -5,8 +5,9 @@ workers and rating fit (store.ladders.add_competition_ladder).
 The rules:
 - Only an organiser (`User.organiser`) creates a competition; its terms are checked here, each
   refusal a CompetitionRefused subclass naming the rule (its `status` and `code` are the API's).
-- Its phase is read from the clock: upcoming before `opens_at`, open until `deadline`, closed
-  from then on (the final's phases will follow "closed").
+- Its phase (`phase`, the one rule every view and the results read): upcoming before `opens_at`,
+  open until `deadline`, closed from then until its final starts (store.finals), final while the
+  final runs, finished once it has ended.
 - An entry is an upload into the competition or a copy of one of the user's bots of the same
   game and version (a new bot on the competition's ladder on the same model blob). Each is an
   Entry row recorded when its request arrives (`begin_entry`), before any validation; THAT time
@@ -33,7 +34,7 @@ from sqlmodel import Session, col, select
 
 from arena_bots.manifest import Manifest
 from arena_games.registry import GAMES
-from arena_platform.models import Bot, Competition, Entry, Ladder, User
+from arena_platform.models import Bot, Competition, CompetitionFinal, Entry, Ladder, User
 from arena_platform.store import bots
 from arena_platform.store.ladders import add_competition_ladder, hidden_ranking_ladders, house_bots
 from arena_platform.store.leagues import league_sizes
@@ -43,7 +44,7 @@ from arena_platform.store.sprt_tests import SprtParameters
 from arena_platform.store.users import insert_counted, lock_user
 
 DAY = timedelta(days=1)  # the window of `uploads_per_day`
-UPCOMING, OPEN, CLOSED = "upcoming", "open", "closed"
+UPCOMING, OPEN, CLOSED, FINAL, FINISHED = "upcoming", "open", "closed", "final", "finished"
 UPLOAD, COPY = "upload", "copy"
 
 # The ranges of a competition's terms (inclusive).
@@ -113,12 +114,14 @@ class CompetitionView(BaseModel):
     simulations: int
     opens_at: UtcDatetime
     deadline: UtcDatetime
-    phase: str  # upcoming | open | closed, by the server's clock
+    phase: str  # upcoming | open | closed | final | finished (`phase`), by the server's clock
     max_active_bots: int
     uploads_per_day: int
     final: FinalTerms
     leagues: list[League] | None
-    hidden_ranking: bool  # its ladder's leaderboard answers 403 `ranking_hidden`
+    hidden_ranking: bool  # the term: its ranking is hidden until its final is finished
+    ranking_hidden: bool  # hidden now (the term, until the final is finished): its ladder's
+    # leaderboard answers 403 `ranking_hidden` (check_ranking_shown)
     league_sizes: list[int] | None  # entrants in each league, lowest first: /competitions/{id}/leagues
     entrants: int  # users with a bot on its ladder
     bots: int  # entered bots, every version
@@ -291,7 +294,11 @@ def _check_leagues(game: str, leagues: list[League] | None) -> None:
 # --- Reads ---------------------------------------------------------------------------------------
 
 
-def phase(competition: Competition, now: datetime) -> str:
+def phase(competition: Competition, final: CompetitionFinal | None, now: datetime) -> str:
+    """The competition's phase `now` (the module's rules); `final` is its final's row, None before
+    the final starts."""
+    if final is not None:
+        return FINAL if final.finished_at is None else FINISHED
     if now < as_utc(competition.opens_at):
         return UPCOMING
     return OPEN if now < as_utc(competition.deadline) else CLOSED
@@ -309,35 +316,38 @@ def list_competitions(session: Session, *, now: datetime, limit: int, offset: in
 
 def in_listing_order(views: list[CompetitionView]) -> list[CompetitionView]:
     """`views` as the competitions page lists them: the open ones (the nearest deadline first),
-    then the upcoming ones (the nearest opening first), then the closed ones (the latest deadline
-    first)."""
-    rank = {OPEN: 0, UPCOMING: 1, CLOSED: 2}
+    then the upcoming ones (the nearest opening first), then those past their deadline (closed,
+    in their final or finished: the latest deadline first)."""
+    rank = {OPEN: 0, UPCOMING: 1, CLOSED: 2, FINAL: 2, FINISHED: 2}
 
     def key(view: CompetitionView) -> tuple[int, float]:
         moment = view.opens_at if view.phase == UPCOMING else view.deadline
-        return rank[view.phase], -moment.timestamp() if view.phase == CLOSED else moment.timestamp()
+        return rank[view.phase], -moment.timestamp() if rank[view.phase] == 2 else moment.timestamp()
 
     return sorted(views, key=key)
 
 
 def _query() -> Any:
     return (
-        select(Competition, Ladder, User.name)
+        select(Competition, Ladder, User.name, CompetitionFinal)
         .join(Ladder, col(Ladder.competition_id) == Competition.id)
         .join(User, col(User.id) == Competition.organiser_id)
+        .outerjoin(CompetitionFinal, col(CompetitionFinal.competition_id) == Competition.id)
     )
 
 
 def _views(session: Session, statement: Any, now: datetime) -> list[CompetitionView]:
     rows: Sequence = session.exec(statement).all()
+    ladder_ids = [row[1].id for row in rows]
     counts = {
         ladder_id: (entrants, entered)
         for ladder_id, entrants, entered in session.exec(
             select(Bot.ladder_id, func.count(func.distinct(Bot.owner_id)), func.count())
-            .where(col(Bot.ladder_id).in_([row[1].id for row in rows]), col(Bot.owner_id).is_not(None))
+            .where(col(Bot.ladder_id).in_(ladder_ids), col(Bot.owner_id).is_not(None))
             .group_by(Bot.ladder_id)
         )
     }
+    hidden = hidden_ranking_ladders(session, ladder_ids=ladder_ids)
     return [
         _view(
             competition,
@@ -345,9 +355,10 @@ def _views(session: Session, statement: Any, now: datetime) -> list[CompetitionV
             organiser,
             counts.get(ladder.id, (0, 0)),
             league_sizes(session, competition=competition, ladder=ladder),
-            now,
+            phase=phase(competition, final, now),
+            ranking_hidden=ladder.id in hidden,
         )
-        for competition, ladder, organiser in rows
+        for competition, ladder, organiser, final in rows
     ]
 
 
@@ -357,7 +368,9 @@ def _view(
     organiser: str,
     counts: tuple[int, int],
     sizes: list[int] | None,
-    now: datetime,
+    *,
+    phase: str,
+    ranking_hidden: bool,
 ) -> CompetitionView:
     return CompetitionView(
         id=competition.id,
@@ -371,7 +384,7 @@ def _view(
         simulations=ladder.simulations,
         opens_at=competition.opens_at,
         deadline=competition.deadline,
-        phase=phase(competition, now),
+        phase=phase,
         max_active_bots=competition.max_active_bots,
         uploads_per_day=competition.uploads_per_day,
         final=FinalTerms(
@@ -382,6 +395,7 @@ def _view(
         ),
         leagues=competition.leagues,
         hidden_ranking=competition.hidden_ranking,
+        ranking_hidden=ranking_hidden,
         league_sizes=sizes,
         entrants=counts[0],
         bots=counts[1],

@@ -52,13 +52,12 @@ from arena_platform.finals.ranking import FinalRanking, rank_final
 from arena_platform.finals.schedule import FinalPairing, FinalPlan, extra_round, round_robin
 from arena_platform.models import Bot, Competition, CompetitionFinal, GameRecord, Ladder, Pairing, User
 from arena_platform.ratings import GameResult
-from arena_platform.store.competitions import phase as entry_phase
+from arena_platform.store.competitions import phase
 from arena_platform.store.ladders import hidden_ranking_ladders
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.reads import UtcDatetime, as_utc
 
 FINAL_GRACE = timedelta(minutes=10)  # after the deadline, before the entrants are frozen
-FINAL, FINISHED = "final", "finished"  # the phases after store.competitions' "closed"
 OF_THE_FINAL = col(Pairing.final_number).is_not(None)
 WITHDRAWN = "withdrawn unplayed: the competition's final started"
 
@@ -320,7 +319,7 @@ def results(session: Session, *, competition: Competition, now: datetime) -> Fin
     ranked = None if hidden else final_ranking(session, competition_id=competition.id)
     return FinalResults(
         competition_id=competition.id,
-        phase=final_phase(competition, final, now),
+        phase=phase(competition, final, now),
         entrants=[] if final is None else final.entrants,
         seed=None if final is None else final.seed,
         started_at=None if final is None else final.started_at,
@@ -330,13 +329,6 @@ def results(session: Session, *, competition: Competition, now: datetime) -> Fin
         ranking_hidden=hidden,
         ranking=None if ranked is None else ranking_rows(*ranked),
     )
-
-
-def final_phase(competition: Competition, final: CompetitionFinal | None, now: datetime) -> str:
-    """store.competitions' phase, then "final" once the final started and "finished" once it ended."""
-    if final is None:
-        return entry_phase(competition, now)
-    return FINAL if final.finished_at is None else FINISHED
 
 
 def final_replays(session: Session, blobs: BlobStore, *, competition_id: int) -> Iterator[tuple[str, bytes]]:
