@@ -36,6 +36,7 @@ from arena_platform.store import (
     bots,
     challenges,
     competitions,
+    finals,
     human_games,
     ladders,
     leagues,
@@ -43,6 +44,7 @@ from arena_platform.store import (
     reads,
     training,
 )
+from arena_platform.store.ladders import hidden_ranking_ladders
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -183,20 +185,26 @@ def competitions_page(request: Request, session: SessionDep, services: ServicesD
 def competition_page(
     competition_id: str, request: Request, session: SessionDep, services: ServicesDep
 ) -> HTMLResponse:
-    """A competition: its terms, its timeline with a countdown to the next moment, its entrants and
-    its ranking (its ladder's leaderboard, refreshed while it is open) unless that is hidden."""
+    """A competition: its terms, its timeline with a countdown to the next moment, its entrants, its
+    ranking (its ladder's leaderboard, refreshed while it is open) unless that is hidden, and its
+    final: the terms before it starts, then its results (progress and ranking, refreshed from the
+    results API until it is finished)."""
     now = services.clock()
     found = _lookup(
         competition_id, lambda key: competitions.get_competition(session, competition_id=key, now=now)
     )
     if found is None:
         return _not_found(request, f"competition {competition_id}")
+    row, _ = competitions.competition_ladder(session, competition_id=found.id)
+    started = found.phase in (competitions.FINAL, competitions.FINISHED)
     data = {
         "competition": found,
         "now": now,  # the server's clock: the countdown runs on it, whatever the browser's says
         "entrants": competitions.list_entrants(session, competition_id=found.id),
-        "leaderboard": None if found.hidden_ranking else _leaderboard_json(services, found.ladder_id),
+        "leaderboard": None if found.ranking_hidden else _leaderboard_json(services, found.ladder_id),
         "leaderboard_url": f"/api/v1/ladders/{found.ladder_id}/leaderboard",
+        "results": finals.results(session, competition=row, now=now) if started else None,
+        "results_url": f"/api/v1/competitions/{found.id}/results",
         "poll_ms": COMPETITION_POLL_MS,
     }
     return render(request, "competition.html", competition=found, page_data=data)
@@ -345,7 +353,7 @@ def _leaderboard_page(
         return render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
     others = ladders.list_ladders(session)
     competition = None if ladder.competition_id is None else session.get(Competition, ladder.competition_id)
-    if competition is not None and competition.hidden_ranking:
+    if hidden_ranking_ladders(session, ladder_ids=[ladder.id]):
         hidden = {"competition": competition, "page_data": None}  # no ratings, no polling
         return render(request, "leaderboard.html", ladder=ladder, ladders=others, **hidden)
     data = {  # the leaderboard exactly as the page's polling fetches it, from the API's cache
