@@ -238,3 +238,21 @@ def test_the_competitions_page_lists_those_in_their_final_or_finished_with_the_c
         view.model_copy(update={"id": 4, "phase": "closed", "deadline": DEADLINE - later}),
     ]
     assert [listed.id for listed in competitions.in_listing_order(views)] == [2, 3, 4, 1]
+
+
+def test_the_cli_shows_the_finals_phase_and_the_hidden_ranking_out(engine: Engine, live_server, capsys):
+    with session(engine) as db:
+        competition, _ = _competition(db, 2, hidden_ranking=True, pairs=1)
+        _play(db, _round(db, competition, STARTS))
+    command = ["competition", "show", str(competition.id), "--url", live_server()]
+    assert cli.main(command) == 0
+    shown = capsys.readouterr().out
+    assert "[final]" in shown
+    assert "ranking: hidden until the final is finished" in shown
+    with session(engine) as db:
+        while booked := _round(db, competition, STARTS):
+            _play(db, booked)
+    assert cli.main(command) == 0
+    shown = capsys.readouterr().out
+    assert "[finished]" in shown
+    assert "ranking: out, the final is finished (hidden until then)" in shown
