@@ -43,6 +43,7 @@ from arena_games.pente.playouts import BLOCK, RUNNING
 from arena_games.pente.rules import MAX_PLIES
 from arena_games.pente.tables import NUM_POINTS
 from arena_games.smash import SPEC as SMASH_SPEC
+from arena_games.smash import kernel_game as smash_positions
 from arena_games.smash import kernels as smash
 from arena_games.smash.rules import DEFAULT_WIDTH as SMASH_WIDTH
 from arena_games.smash.rules import HEIGHT as SMASH_HEIGHT
@@ -279,7 +280,7 @@ GAMES = {
     "smash": TreeGame(
         SmashTag(),
         GameKernels(_view_copy, _smash_mover, _smash_legal_mask, _smash_step, _smash_returns, _smash_playout),
-        _view(smash.from_state),
+        _view(smash_positions.arrays),  # a reference state or the match loop's kernel position
         SMASH_SPEC.heads["place"],
         2 * SMASH_SPEC.max_length + 1,
         lambda: np.empty(SMASH_SPEC.heads["place"], dtype=np.bool_),  # a legal mask

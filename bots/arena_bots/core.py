@@ -58,9 +58,10 @@ def on_core(game: Game, core: str) -> Game:
     refuse it with ValueError before drawing), which stay on the reference; where its kernels have
     an `encode_many` (Pente, Bobail, Spring 2021: bit-equal to `encode`), the game's `encode_many` is theirs
     (a batch they cannot hold is encoded state by state by the reference); its other functions
-    are the reference's. The same game otherwise. Loads the kernels (Numba) on first use."""
+    are the reference's. The same game otherwise, and a kernel game (`match_engine`'s: all of it on
+    the kernels already). Loads the kernels (Numba) on first use."""
     family = next((name for name in PLAYOUT_KERNELS if game.name.startswith(name)), None)
-    if core != "compiled" or family is None:
+    if core != "compiled" or family is None or is_kernel_game(game):
         return game
     kernels = importlib.import_module(PLAYOUT_KERNELS[family])
     from arena_games import kernel_batches  # compiled, as the kernels: loaded with them
@@ -91,7 +92,7 @@ def on_core(game: Game, core: str) -> Game:
 # The games whose match loop runs on their kernels on the compiled core: per game the module whose
 # `GAME` is the game over the kernels' states (its `REFERENCE`, the registered game, with every
 # function on the kernels, bit for bit) and whose `to_reference` turns such a state back.
-MATCH_GAMES = {"csb": "arena_games.csb.kernel_game"}
+MATCH_GAMES = {"csb": "arena_games.csb.kernel_game", "smash": "arena_games.smash.kernel_game"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +114,12 @@ def match_engine(game: Game, core: str) -> MatchEngine:
         if game is kernel_game.REFERENCE:
             return MatchEngine(kernel_game.GAME, kernel_game.to_reference)
     return MatchEngine(game, _same)
+
+
+def is_kernel_game(game: Game) -> bool:
+    """Whether `game` is the kernel game of MATCH_GAMES (whose states are the kernels' arrays)."""
+    module = MATCH_GAMES.get(game.name)
+    return module is not None and game is importlib.import_module(module).GAME
 
 
 def _same(state: Any) -> Any:

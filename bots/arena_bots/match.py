@@ -114,12 +114,12 @@ def play_many(
     """Play all `setups` at once, batching each player object's decisions per round.
 
     The games are played on `core`'s engine of `game` (default: `core.selected_core()`, ARENA_CORE;
-    `core.match_engine`: on "compiled" Coders Strike Back steps on its kernels, and its players get
-    the kernels' states with the kernel game), the same games on either core. `before_round` is
-    called before every round; it may raise (a PlatformFault when the worker shuts down, say) to
-    stop the batch. `watch` is called after it with every game of the batch, in `setups` order,
-    those already over included (a live view of the games; it must not change them). Raises
-    PlatformFault when a player raises.
+    `core.match_engine`: on "compiled" the games of MATCH_GAMES step on their kernels, and their
+    players get the kernels' states with the kernel game), the same games on either core.
+    `before_round` is called before every round; it may raise (a PlatformFault when the worker
+    shuts down, say) to stop the batch. `watch` is called after it with every game of the batch,
+    in `setups` order, those already over included (a live view of the games; it must not change
+    them). Raises PlatformFault when a player raises.
     """
     engine = match_engine(game, selected_core(core))
     games = [GameInProgress.start(engine, setup) for setup in setups]

@@ -371,11 +371,22 @@ def _smash_decisions(
     (m, placements), -inf where illegal. Another game's requests are refused."""
     if not game.name.startswith(smash_rules.GAME_NAME):
         return _refusals(name, "Smash the Code", len(requests))
-    wells = np.stack(
-        [smash_batch.well_array(r.state.wells[r.player], r.state.config.width) for r in requests]
-    )
-    pairs = np.array([r.state.pairs[r.state.turn : r.state.turn + 2] for r in requests])
+    wells, pairs = _smash_wells_and_pairs(requests)
     return [Decision(action=(int(action),)) for action in np.argmax(values(wells, pairs), axis=1)]
+
+
+def _smash_wells_and_pairs(requests: Sequence[Request]) -> tuple[np.ndarray, np.ndarray]:
+    """The movers' wells int8 (m, HEIGHT, width) and pairs (m, 2, 2) (`_smash_decisions`) of the
+    states a Smash game hands its players: the reference's, or on the compiled core the kernel
+    game's (`core.match_engine`), read without converting them; its module loads Numba: imported
+    here."""
+    if all(isinstance(r.state, smash_rules.SmashState) for r in requests):
+        wells = [smash_batch.well_array(r.state.wells[r.player], r.state.config.width) for r in requests]
+        pairs = [r.state.pairs[r.state.turn : r.state.turn + 2] for r in requests]
+        return np.stack(wells), np.array(pairs)
+    from arena_games.smash import kernel_game
+
+    return kernel_game.movers_wells_and_pairs([r.state for r in requests], [r.player for r in requests])
 
 
 def _search_decision(result: SearchResult, temperature: float, rng: np.random.Generator) -> Decision:

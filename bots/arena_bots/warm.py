@@ -73,9 +73,10 @@ def warm_up_or_log(games: Iterable[str] = GAMES) -> None:
 
 def _play_each_path(game: Game) -> None:
     """One move of every house bot that plays `game` and of the AlphaZero player (the search players
-    in a game of one head) on the states of the match loop's engine (`core.match_engine`: Coders
-    Strike Back's kernel game), one turn of that engine with its inputs for a network player, then
-    one random playout and one batch encoding of the reference state (self-play's), from the opening."""
+    in a game of one head) on the states of the match loop's engine (`core.match_engine`: the
+    kernel games of Coders Strike Back and Smash), one turn of that engine with its inputs for a
+    network player, then one random playout and one batch encoding of the reference state
+    (self-play's), from the opening."""
     engine = match_engine(game, "compiled")
     state = engine.game.init(WARM_SEED, None)
     player = engine.game.to_move(state)[0]

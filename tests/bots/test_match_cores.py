@@ -5,17 +5,19 @@ few seeded games from their openings, the players built for each core, compared 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from arena_bots.core import CORES, match_engine
-from arena_bots.match import Decision, MatchSetup, Player, play, play_many
+from arena_bots.core import CORES, MATCH_GAMES, match_engine, on_core
+from arena_bots.loading import GAME_HOUSE_BOTS, HOUSE_KINDS, house_player
+from arena_bots.match import Decision, MatchSetup, Player, Request, play, play_many
 from arena_bots.players import ChainPlayer, GardenerPlayer, GreedyPlayer, RacerPlayer, RandomPlayer, UctPlayer
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
-from arena_games.csb import kernel_game
 from arena_games.registry import get_game
 
 CSB_NET = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "csb" / "dqn-csb-final.onnx"
@@ -53,13 +55,33 @@ def test_the_same_games_on_both_cores(name):
     assert all(replay["result"]["end_reason"] for replay, _ in reference)  # every game ran to its end
 
 
-def test_the_compiled_core_plays_coders_strike_back_on_its_kernels():
-    csb = get_game("csb")
-    assert match_engine(csb, "compiled").game is kernel_game.GAME
-    assert match_engine(csb, "reference").game is csb
-    variant = dataclasses.replace(csb, step=csb.step)  # a game of its own functions keeps them
+@pytest.mark.parametrize("name", sorted(MATCH_GAMES))
+def test_the_compiled_core_plays_a_match_game_on_its_kernels(name):
+    game, kernel_game = get_game(name), importlib.import_module(MATCH_GAMES[name])
+    assert match_engine(game, "compiled").game is kernel_game.GAME
+    assert match_engine(game, "reference").game is game
+    assert on_core(kernel_game.GAME, "compiled") is kernel_game.GAME  # all on the kernels already
+    variant = dataclasses.replace(game, step=game.step)  # a game of its own functions keeps them
     assert match_engine(variant, "compiled").game is variant
-    assert match_engine(get_game("bobail"), "compiled").game is get_game("bobail")
+
+
+@pytest.mark.parametrize("name", sorted(MATCH_GAMES))
+def test_the_house_bots_decide_alike_on_kernel_and_reference_states(name):
+    """Every house bot of the game (searches included, on the compiled core) takes the kernel game's
+    states as it takes the reference's: the same moves and insights, the same draws."""
+    game, engine = get_game(name), match_engine(get_game(name), "compiled")
+    state = engine.game.init(6, None)
+    for joint in game.opening(6, None):
+        state = engine.game.step(state, joint)
+    for kind in HOUSE_KINDS:
+        if GAME_HOUSE_BOTS.get(kind, name) != name or (kind == "uct" and len(game.spec.heads) > 1):
+            continue
+        player = house_player(kind, simulations=30, game=name)
+        decisions = [
+            player.decide(on, [Request(position, seat, np.random.default_rng(seat)) for seat in (0, 1)])
+            for on, position in ((engine.game, state), (game, engine.reference_state(state)))
+        ]
+        assert decisions[0] == decisions[1], kind
 
 
 class Repeating:
@@ -72,10 +94,17 @@ class Repeating:
         return [Decision(action=self.action) for _ in requests]
 
 
-@pytest.mark.parametrize("action", [(18, 50, 18, 49), (18, 49, 18), (18, 52, 18, 49), (True, 49, 18, 49)])
-def test_a_coders_strike_back_forfeit_is_the_same_on_both_cores(action):
-    """A second BOOST, a malformed action, one out of range and a bool lose as on the reference."""
-    csb = get_game("csb")
-    results = [play(csb, [Repeating(action), RacerPlayer()], seed=5, core=core) for core in CORES]
+# Per game, a broken bot's actions and the opponent it forfeits against: CSB's second BOOST, malformed
+# action, one out of range and a bool; Smash's placement off the board, malformed action and bool.
+FORFEITS = [
+    ("csb", action, RacerPlayer)
+    for action in [(18, 50, 18, 49), (18, 49, 18), (18, 52, 18, 49), (True, 49, 18, 49)]
+] + [("smash", action, RandomPlayer) for action in [(22,), (1, 2), (True,)]]
+
+
+@pytest.mark.parametrize(("name", "action", "opponent"), FORFEITS)
+def test_a_forfeit_is_the_same_on_both_cores(name, action, opponent):
+    game = get_game(name)
+    results = [play(game, [Repeating(action), opponent()], seed=5, core=core) for core in CORES]
     assert results[0].forfeit is not None
     assert results[1].replay.to_dict() == results[0].replay.to_dict()

@@ -68,7 +68,7 @@ the end and the JSON form. A well's placements and its chain resolution are `sma
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -132,6 +132,7 @@ __all__ = [  # the game's rules: what this module holds, and the well's public n
     "Well",
     "chain",
     "chain_power",
+    "checked_actions",
     "clearing",
     "default_config",
     "drop_skulls",
@@ -320,20 +321,29 @@ def step(state: SmashState, joint: Sequence[Sequence[int]]) -> SmashState:
 
 def _actions(state: SmashState, joint: Sequence[Sequence[int]]) -> tuple[int, int]:
     """The two placement indices of `joint`; IllegalAction if malformed or not legal."""
+    return checked_actions(joint, state.is_over, state.turn, lambda player: legal_masks(state, player)[0])
+
+
+def checked_actions(
+    joint: Sequence[Sequence[int]], over: bool, turn: int, mask_of: Callable[[int], np.ndarray]
+) -> tuple[int, int]:
+    """The two placement indices of `joint` in a game `over` or not, on turn `turn`, `mask_of(player)`
+    giving a player's legal placements (bool (4 * width - 2,)); IllegalAction if malformed or not
+    legal. Shared by every engine of the game (the kernel game's too), so they refuse alike."""
     try:
         indices = [one_index(action) for action in joint]
     except (TypeError, ValueError):
         indices = None
-    if state.is_over or indices is None or len(indices) != 2:
+    if over or indices is None or len(indices) != 2:
         raise IllegalAction(
-            f"{GAME_NAME}: a joint action is one (placement,) per player in {to_move(state)}, "
+            f"{GAME_NAME}: a joint action is one (placement,) per player in {() if over else (0, 1)}, "
             f"like [(3,), (12,)]; got {joint!r}"
         )
     for player, index in enumerate(indices):
-        mask = legal_masks(state, player)[0]
+        mask = mask_of(player)
         if not 0 <= index < mask.size or not mask[index]:
             raise IllegalAction(
-                f"{GAME_NAME}: placement {index} is not legal for player {player} on turn {state.turn}; "
+                f"{GAME_NAME}: placement {index} is not legal for player {player} on turn {turn}; "
                 f"legal placements: {np.flatnonzero(mask).tolist()}"
             )
     return indices[0], indices[1]
