@@ -48,6 +48,7 @@ from arena_games.smash import kernels as smash
 from arena_games.smash.rules import DEFAULT_WIDTH as SMASH_WIDTH
 from arena_games.smash.rules import HEIGHT as SMASH_HEIGHT
 from arena_games.spring2021 import SPEC as SPRING_SPEC
+from arena_games.spring2021 import kernel_game as spring_positions
 from arena_games.spring2021 import kernels as spring
 from arena_games.spring2021.playouts import DRAW_BLOCK
 from arena_games.spring2021.rules import NUM_ACTIONS as SPRING_ACTIONS
@@ -272,7 +273,7 @@ GAMES = {
             spring.returns_of,
             _spring_playout,
         ),
-        _view(spring.from_state),
+        _view(spring_positions.arrays),  # a reference state or the match loop's kernel position
         SPRING_ACTIONS,
         2 * SPRING_SPEC.max_length + 1,
         lambda: (np.empty(DRAW_BLOCK), np.empty(SPRING_ACTIONS, dtype=np.bool_)),  # draws, legal mask

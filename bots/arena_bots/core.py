@@ -92,7 +92,11 @@ def on_core(game: Game, core: str) -> Game:
 # The games whose match loop runs on their kernels on the compiled core: per game the module whose
 # `GAME` is the game over the kernels' states (its `REFERENCE`, the registered game, with every
 # function on the kernels, bit for bit) and whose `to_reference` turns such a state back.
-MATCH_GAMES = {"csb": "arena_games.csb.kernel_game", "smash": "arena_games.smash.kernel_game"}
+MATCH_GAMES = {
+    "csb": "arena_games.csb.kernel_game",
+    "smash": "arena_games.smash.kernel_game",
+    "spring2021": "arena_games.spring2021.kernel_game",
+}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -79,7 +79,11 @@ class GardenerPlayer:
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         if game.name != spring_rules.GAME_NAME:
             return _refusals(self.name, "Spring 2021", len(requests))
-        return [Decision(action=(gardener_action(r.state, r.player),)) for r in requests]
+        if all(isinstance(r.state, spring_rules.SpringState) for r in requests):
+            return [Decision(action=(gardener_action(r.state, r.player),)) for r in requests]
+        from arena_games.spring2021 import kernel_game  # the match loop's positions: loads Numba
+
+        return [Decision(action=(kernel_game.gardener_action(r.state, r.player),)) for r in requests]
 
 
 # Descents per tree and round of the AlphaZero player (virtual loss, `arena_bots.mcts`): a worker's

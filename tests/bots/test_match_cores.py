@@ -13,14 +13,24 @@ import numpy as np
 import pytest
 
 from arena_bots.core import CORES, MATCH_GAMES, match_engine, on_core
+from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.loading import GAME_HOUSE_BOTS, HOUSE_KINDS, house_player
 from arena_bots.match import Decision, MatchSetup, Player, Request, play, play_many
-from arena_bots.players import ChainPlayer, GardenerPlayer, GreedyPlayer, RacerPlayer, RandomPlayer, UctPlayer
+from arena_bots.players import (
+    ChainPlayer,
+    GardenerPlayer,
+    GreedyPlayer,
+    MctsPlayer,
+    RacerPlayer,
+    RandomPlayer,
+    UctPlayer,
+)
 from arena_bots.runtime import InProcessSession
 from arena_games.api import Game
 from arena_games.registry import get_game
 
-CSB_NET = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "csb" / "dqn-csb-final.onnx"
+ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo"
+CSB_NET, SPRING_NET = ZOO / "csb" / "dqn-csb-final.onnx", ZOO / "spring2021" / "az-spring2021-final.onnx"
 SEEDS = (3, 4)  # each game's openings; both seatings of each
 
 # Per game, the players of a pairing on a core: its house bots, Coders Strike Back's zoo DQN net.
@@ -73,15 +83,19 @@ def test_the_house_bots_decide_alike_on_kernel_and_reference_states(name):
     state = engine.game.init(6, None)
     for joint in game.opening(6, None):
         state = engine.game.step(state, joint)
-    for kind in HOUSE_KINDS:
-        if GAME_HOUSE_BOTS.get(kind, name) != name or (kind == "uct" and len(game.spec.heads) > 1):
-            continue
-        player = house_player(kind, simulations=30, game=name)
+    players = [
+        house_player(kind, simulations=30, game=name)
+        for kind in HOUSE_KINDS
+        if GAME_HOUSE_BOTS.get(kind, name) == name and (kind != "uct" or len(game.spec.heads) == 1)
+    ]
+    if name == "spring2021":  # the compiled PUCT's too, over the zoo's network
+        players.append(MctsPlayer(NetworkEvaluator(InProcessSession(SPRING_NET), game), simulations=30))
+    for player in players:
         decisions = [
             player.decide(on, [Request(position, seat, np.random.default_rng(seat)) for seat in (0, 1)])
             for on, position in ((engine.game, state), (game, engine.reference_state(state)))
         ]
-        assert decisions[0] == decisions[1], kind
+        assert decisions[0] == decisions[1], player.name
 
 
 class Repeating:

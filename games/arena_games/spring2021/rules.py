@@ -72,7 +72,7 @@ constants and the start are `spring2021.state`, the commands and the frame and d
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -143,6 +143,7 @@ __all__ = [  # the game's rules: what this module keeps, and the state's and the
     "SpringState",
     "action_command",
     "action_commands",
+    "checked_actions",
     "command_text",
     "compute_shadows",
     "end_reason",
@@ -232,6 +233,21 @@ def step_favouring(state: SpringState, joint: Sequence[Sequence[int]], player: i
 def _commands(state: SpringState, joint: Sequence[Sequence[int]]) -> dict[int, Command]:
     """The commands of a joint action of legal indices, by player; IllegalAction otherwise."""
     players = to_move(state)
+    indices = checked_actions(joint, players, state.day, lambda player: action_commands(state, player))
+    return {
+        player: action_commands(state, player)[index] for player, index in zip(players, indices, strict=True)
+    }
+
+
+def checked_actions(
+    joint: Sequence[Sequence[int]],
+    players: tuple[int, ...],
+    day: int,
+    legal_of: Callable[[int], Collection[int]],
+) -> list[int]:
+    """The action indices of `joint`, one per player of `players` (to move on `day`), each in
+    `legal_of(player)` (its legal action indices); IllegalAction if malformed or not legal. Shared
+    by every engine of the game (the kernel game's too), so they refuse alike."""
     try:
         indices = [one_index(action) for action in joint]
     except (TypeError, ValueError):
@@ -241,9 +257,14 @@ def _commands(state: SpringState, joint: Sequence[Sequence[int]]) -> dict[int, C
             f"{GAME_NAME}: a joint action is one (index,) per player in {players}, "
             f"like [(37,), (5,)]; got {joint!r}"
         )
-    return {
-        player: action_command(state, player, index) for player, index in zip(players, indices, strict=True)
-    }
+    for player, index in zip(players, indices, strict=True):
+        legal = legal_of(player)
+        if index not in legal:
+            raise IllegalAction(
+                f"{GAME_NAME}: action {index} is not legal for player {player} on day {day}; "
+                f"legal actions: {sorted(legal)}"
+            )
+    return indices
 
 
 # --- the end ----------------------------------------------------------------------------------------

@@ -1,0 +1,185 @@
+"""Spring 2021 as a `Game` whose states are the kernels' arrays (`Forest`): the engine the match loop
+plays on the compiled core (ARCHITECTURE "Compiled core"), so a frame steps and masks in compiled
+code instead of the reference's frozen dataclasses and command mappings.
+
+Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
+(tests/games/test_spring2021_kernel_game.py): the same masks, frames (favoured ones included),
+returns, end reasons, network inputs and playouts, and the same IllegalAction for a bad joint
+action (`rules.checked_actions`). What is shown or stored (render, view, to_dict) goes through the
+reference state (`to_reference`), once per call: those are not per move. The gardener and the
+compiled searches read a position's arrays (`arrays`, `gardener_action`) without converting it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from arena_games import kernel_batches, pcg64
+from arena_games.api import Config, Game, GameError
+from arena_games.spring2021 import GAME as REFERENCE
+from arena_games.spring2021 import kernels, rules
+from arena_games.spring2021.gardener import gardener_choice
+from arena_games.spring2021.kernels import BOARD, DAY_FIELD, FIELDS, MAX_ROUNDS, RICHNESS, SHADOWS, TREES
+from arena_games.spring2021.rules import LARGE, NO_TREE, NUM_ACTIONS, SIZE_BITS, WAIT_ACTION
+
+_NOT_TO_MOVE = -1  # the kernels' action of a player who is not to move in a frame
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Forest:
+    """A game between frames as the kernels hold it; its arrays are never changed once made.
+    board int8 (BOARD,), info int64 (FIELDS,): the layout of `kernels`' module doc."""
+
+    board: np.ndarray
+    info: np.ndarray
+
+
+def from_reference(state: rules.SpringState) -> Forest:
+    """The position of a reference state (ValueError for a log the arrays cannot hold:
+    `kernels.from_state`)."""
+    return Forest(*kernels.from_state(state))
+
+
+def to_reference(position: Forest) -> rules.SpringState:
+    """The reference state of a position."""
+    return kernels.to_state(position.board, position.info)
+
+
+def arrays(state: rules.SpringState | Forest) -> tuple[np.ndarray, np.ndarray]:
+    """(board, info) of a reference state or of a position (its own arrays: read them only)."""
+    if isinstance(state, Forest):
+        return state.board, state.info
+    return kernels.from_state(state)
+
+
+def stack(positions: Sequence[Forest]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions as a batch of new arrays: boards (n, BOARD), infos (n, FIELDS)."""
+    if not positions:
+        return np.empty((0, BOARD), np.int8), np.empty((0, FIELDS), np.int64)
+    return np.stack([position.board for position in positions]), np.stack([p.info for p in positions])
+
+
+def init(seed: int, config: Config | None = None) -> Forest:
+    return from_reference(REFERENCE.init(seed, config))
+
+
+def to_move(position: Forest) -> tuple[int, ...]:
+    movers = kernels.to_move(position.info)
+    return tuple(player for player in (0, 1) if movers >> player & 1)
+
+
+def _mask(position: Forest, player: int) -> np.ndarray:
+    mask = np.empty(NUM_ACTIONS, dtype=bool)
+    kernels.legal_mask(position.board, position.info, player, mask)
+    return mask
+
+
+def _legal(position: Forest, player: int) -> list[int]:
+    return np.flatnonzero(_mask(position, player)).tolist()
+
+
+def legal_masks(position: Forest, player: int) -> tuple[np.ndarray]:
+    """`rules.legal_masks`: `player`'s legal actions (all False if it is not to move)."""
+    if player not in (0, 1):
+        raise GameError(f"spring2021: a player is 0 or 1, got {player!r}")
+    return (_mask(position, player),)
+
+
+def _frame(position: Forest, joint: Sequence[Sequence[int]], favoured: int) -> Forest:
+    """The frame of `joint` (checked as `rules.step` checks it) on a copy of the position's arrays,
+    `favoured` winning its interactions (-1: none)."""
+    players = to_move(position)
+    day = int(position.info[DAY_FIELD])
+    indices = rules.checked_actions(joint, players, day, lambda player: _legal(position, player))
+    actions = [_NOT_TO_MOVE, _NOT_TO_MOVE]
+    for player, index in zip(players, indices, strict=True):
+        actions[player] = index
+    board, info = position.board.copy(), position.info.copy()
+    kernels.step_favouring(board, info, actions[0], actions[1], favoured)
+    return Forest(board, info)
+
+
+def step(position: Forest, joint: Sequence[Sequence[int]]) -> Forest:
+    """`rules.step`."""
+    return _frame(position, joint, -1)
+
+
+def step_favouring(position: Forest, joint: Sequence[Sequence[int]], player: int) -> Forest:
+    """`rules.step_favouring`: `player` wins the frame's interactions."""
+    return _frame(position, joint, player)
+
+
+def returns(position: Forest) -> tuple[float, float]:
+    return kernels.returns_of(position.board, position.info)
+
+
+def end_reason(position: Forest) -> str:
+    return kernels.end_reason(position.board, position.info)
+
+
+def encode_many(positions: Sequence[Forest], players: Sequence[int]) -> dict[str, np.ndarray]:
+    """`encoding.encode` of each position for its player: {"obs": float32 (n, INPUT_SIZE)}."""
+    if len(players) != len(positions) or any(player not in (0, 1) for player in players):
+        raise GameError(f"spring2021: one player (0 or 1) per state, got {list(players)!r}")
+    return {"obs": kernels.encode_batch(*stack(positions), np.array(players, dtype=np.int64))}
+
+
+def encode(position: Forest, player: int) -> dict[str, np.ndarray]:
+    return {"obs": encode_many([position], [player])["obs"][0]}
+
+
+def playouts(positions: Sequence[Forest], rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """`playouts.playouts`: on the kernels given PCG64 generators (shared or not, as
+    `kernels.playouts`), else on the reference states."""
+    if all(pcg64.is_pcg64(rng) for rng in rngs):
+        return kernel_batches.compiled_playouts(
+            positions, rngs, stack, kernels.playout_returns, shared_generators=True
+        )
+    return REFERENCE.random_playouts([to_reference(position) for position in positions], rngs)
+
+
+def gardener_action(position: Forest, player: int) -> int:
+    """`gardener.gardener_action` of the position: its legal actions' verbs from the tree codes (an
+    own tree's cell grows it, or completes it when large; an empty cell is a seed's target)."""
+    richness = position.board[RICHNESS:TREES].tolist()
+    trees = position.board[TREES:SHADOWS].tolist()
+    verbs = {action: _verb(action, trees) for action in _legal(position, player)}
+    day, max_rounds = int(position.info[DAY_FIELD]), int(position.info[MAX_ROUNDS])
+    return gardener_choice(verbs, richness, trees, day, max_rounds, player)
+
+
+def _verb(action: int, trees: Sequence[int]) -> str:
+    """The verb of a legal action given the cells' tree codes (`rules.action_commands`)."""
+    if action == WAIT_ACTION:
+        return "WAIT"
+    if trees[action] == NO_TREE:
+        return "SEED"
+    return "COMPLETE" if trees[action] & SIZE_BITS == LARGE else "GROW"
+
+
+def from_dict(data: Mapping[str, Any]) -> Forest:
+    return from_reference(REFERENCE.from_dict(data))
+
+
+GAME: Game[Forest] = Game(
+    spec=REFERENCE.spec,
+    init=init,
+    to_move=to_move,
+    legal_masks=legal_masks,
+    step=step,
+    returns=returns,
+    end_reason=end_reason,
+    encode=encode,
+    encode_many=encode_many,
+    render=lambda position: REFERENCE.render(to_reference(position)),
+    view=lambda position: REFERENCE.view(to_reference(position)),
+    to_dict=lambda position: REFERENCE.to_dict(to_reference(position)),
+    from_dict=from_dict,
+    opening=REFERENCE.opening,
+    playouts=playouts,
+    step_favouring=step_favouring,
+)
