@@ -8,8 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from kernel_checks import assert_playouts_alike, assert_refused_alike, assert_shown_alike
 
-from arena_games.api import GameError, IllegalAction
+from arena_games.api import GameError
 from arena_games.csb import GAME, kernel_game, physics, rules
 from arena_games.csb.kernel_game import GAME as KERNEL_GAME
 from arena_games.csb.playouts import racer_actions
@@ -75,13 +76,7 @@ def test_inputs_and_playouts_equal_the_reference(races):
     )
     assert np.array_equal(got.view(np.int32), expected.view(np.int32))
     assert np.array_equal(KERNEL_GAME.encode(race_list[1], 1)["pods"], GAME.encode(states[1], 1)["pods"])
-    distinct = [[np.random.default_rng(i) for i in range(len(states))] for _ in range(2)]
-    shared = [[np.random.default_rng(7)] * len(states) for _ in range(2)]
-    for kernel_rngs, reference_rngs in (distinct, shared):  # on the kernels; on the reference states
-        assert np.array_equal(
-            KERNEL_GAME.random_playouts(race_list, kernel_rngs), GAME.random_playouts(states, reference_rngs)
-        )
-        assert [rng.random() for rng in kernel_rngs] == [rng.random() for rng in reference_rngs]
+    assert_playouts_alike(GAME, KERNEL_GAME, states, race_list)
 
 
 def test_a_bad_joint_action_is_refused_as_the_reference_refuses_it(races):
@@ -94,23 +89,15 @@ def test_a_bad_joint_action_is_refused_as_the_reference_refuses_it(races):
         "a second boost": (boosted, [(18, 50, 18, 49), (18, 49, 18, 49)]),
         "over": (races[0][-1][0], [(18, 49, 18, 49), (18, 49, 18, 49)]),
     }
-    for name, (position, joint) in bad.items():
-        with pytest.raises(IllegalAction) as expected:
-            GAME.step(position, joint)
-        with pytest.raises(IllegalAction) as got:
-            KERNEL_GAME.step(kernel_game.from_reference(position), joint)
-        assert str(got.value) == str(expected.value), name
+    assert_refused_alike(GAME, KERNEL_GAME, kernel_game.from_reference, bad)
     with pytest.raises(GameError, match="one player"):
         KERNEL_GAME.encode_many([race], [2])
 
 
 def test_what_is_shown_or_stored_is_the_references(races):
     state, race = races[1][40]
-    assert KERNEL_GAME.to_dict(race) == GAME.to_dict(state)
+    assert_shown_alike(GAME, KERNEL_GAME, kernel_game.to_reference, state, race)
     assert exact(kernel_game.to_reference(KERNEL_GAME.from_dict(GAME.to_dict(state)))) == exact(state)
-    assert KERNEL_GAME.render(race) == GAME.render(state)
-    assert KERNEL_GAME.view(race) == GAME.view(state)
-    assert KERNEL_GAME.opening(3, None) == GAME.opening(3, None)
 
 
 def test_a_step_leaves_the_race_it_started_from_unchanged(races):

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_checks import (
+    assert_playouts_alike,
+    assert_positions_alike,
+    assert_refused_alike,
+    assert_refuses_a_third_player,
+    assert_shown_alike,
+    play_twins,
+)
 
-from arena_games.api import GameError, IllegalAction
 from arena_games.spring2021 import GAME, kernel_game, rules
 from arena_games.spring2021.gardener import gardener_action
 from arena_games.spring2021.kernel_game import GAME as KERNEL_GAME
@@ -20,36 +27,26 @@ def games() -> list[list[tuple[rules.SpringState, kernel_game.Forest]]]:
     """Per game, every position (reference state, kernel position) from its start, both played on
     their own engine: uniformly random actions, in every other game the gardener's for seat 0 (its
     trees grow and complete), short games (8 days) in every third."""
-    played = []
-    for seed in range(GAMES):
-        rng = np.random.default_rng(seed)
-        config = {"MAX_ROUNDS": 8} if seed % 3 == 2 else None
-        state, position = GAME.init(seed, config), KERNEL_GAME.init(seed, config)
-        positions = [(state, position)]
-        while players := GAME.to_move(state):
-            joint = [GAME.random_action(state, player, rng) for player in players]
-            if seed % 2 and players[0] == 0:
-                joint[0] = (gardener_action(state, 0),)
-            state, position = GAME.step(state, joint), KERNEL_GAME.step(position, joint)
-            positions.append((state, position))
-        played.append(positions)
-    return played
+    configs = [{"MAX_ROUNDS": 8} if seed % 3 == 2 else None for seed in range(GAMES)]
+    return play_twins(GAME, KERNEL_GAME, configs, joint_of)
 
 
-def test_every_position_of_a_game_equals_the_reference(games):
+def joint_of(seed: int, rng: np.random.Generator, state: rules.SpringState) -> list:
+    """Random actions; the gardener's for seat 0 in games of odd seeds."""
+    players = GAME.to_move(state)
+    joint = [GAME.random_action(state, player, rng) for player in players]
+    if seed % 2 and players[0] == 0:
+        joint[0] = (gardener_action(state, 0),)
+    return joint
+
+
+def test_every_position_gardener_move_and_view_equal_the_reference(games):
     for positions in games:
-        for state, position in positions:
-            engines = ((KERNEL_GAME, position), (GAME, state))
-            assert kernel_game.to_reference(position) == state
-            assert KERNEL_GAME.to_move(position) == GAME.to_move(state)
-            assert KERNEL_GAME.returns(position) == GAME.returns(state)
-            assert KERNEL_GAME.end_reason(position) == GAME.end_reason(state)
-            for player in (0, 1):
-                (got,), (expected,) = (engine.legal_masks(at, player) for engine, at in engines)
-                assert np.array_equal(got, expected)
-                if GAME.to_move(state):
-                    assert kernel_game.gardener_action(position, player) == gardener_action(state, player)
-        assert GAME.is_over(positions[-1][0])  # every game ran to its end
+        assert_positions_alike(GAME, KERNEL_GAME, kernel_game.to_reference, positions)
+        for state, position in positions[:-1]:
+            for player in GAME.to_move(state):
+                assert kernel_game.gardener_action(position, player) == gardener_action(state, player)
+    assert_shown_alike(GAME, KERNEL_GAME, kernel_game.to_reference, *games[1][60])  # shown or stored
 
 
 def test_a_favoured_frame_equals_the_reference(games):
@@ -70,14 +67,7 @@ def test_inputs_and_playouts_equal_the_reference(games):
     expected = np.stack([GAME.encode(at, seat)["obs"] for at, seat in zip(states, players, strict=True)])
     assert np.array_equal(got.view(np.int32), expected.view(np.int32))
     assert np.array_equal(KERNEL_GAME.encode(positions[1], 1)["obs"], GAME.encode(states[1], 1)["obs"])
-    distinct = [[np.random.default_rng(i) for i in range(len(states))] for _ in range(2)]
-    shared = [[np.random.default_rng(7)] * len(states) for _ in range(2)]
-    other = [[np.random.Generator(np.random.MT19937(i)) for i in range(len(states))] for _ in range(2)]
-    for kernel_rngs, reference_rngs in (distinct, shared, other):  # kernels, kernels, reference states
-        assert np.array_equal(
-            KERNEL_GAME.random_playouts(positions, kernel_rngs), GAME.random_playouts(states, reference_rngs)
-        )
-        assert [rng.random() for rng in kernel_rngs] == [rng.random() for rng in reference_rngs]
+    assert_playouts_alike(GAME, KERNEL_GAME, states, positions)
 
 
 def test_a_bad_joint_action_is_refused_as_the_reference_refuses_it(games):
@@ -93,25 +83,8 @@ def test_a_bad_joint_action_is_refused_as_the_reference_refuses_it(games):
         "a waiting player's": (waiting, [(37,), (37,)]),
         "over": (games[0][-1][0], [(37,), (37,)]),
     }
-    for name, (reference, joint) in bad.items():
-        with pytest.raises(IllegalAction) as expected:
-            GAME.step(reference, joint)
-        with pytest.raises(IllegalAction) as got:
-            KERNEL_GAME.step(kernel_game.from_reference(reference), joint)
-        assert str(got.value) == str(expected.value), name
-    with pytest.raises(GameError, match="one player"):
-        KERNEL_GAME.encode_many([position], [2])
-    with pytest.raises(GameError, match="0 or 1"):
-        KERNEL_GAME.legal_masks(position, 2)
-
-
-def test_what_is_shown_or_stored_is_the_references(games):
-    state, position = games[1][60]
-    assert KERNEL_GAME.to_dict(position) == GAME.to_dict(state)
-    assert kernel_game.to_reference(KERNEL_GAME.from_dict(GAME.to_dict(state))) == state
-    assert KERNEL_GAME.render(position) == GAME.render(state)
-    assert KERNEL_GAME.view(position) == GAME.view(state)
-    assert KERNEL_GAME.opening(3, None) == GAME.opening(3, None)
+    assert_refused_alike(GAME, KERNEL_GAME, kernel_game.from_reference, bad)
+    assert_refuses_a_third_player(KERNEL_GAME, position)
 
 
 def test_a_step_leaves_the_position_it_started_from_unchanged(games):

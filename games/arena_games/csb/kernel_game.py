@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
-from typing import Any
+import sys
+from collections.abc import Sequence
 
 import numpy as np
 
 from arena_games import kernel_batches
-from arena_games.api import Config, Game, GameError
+from arena_games.api import Game, GameError
 from arena_games.csb import GAME as REFERENCE
 from arena_games.csb import kernels, rules
 from arena_games.csb.kernels import BOOSTED, FIELDS, MOTION, PODS, WINNER
 from arena_games.csb.rules import MAX_CHECKPOINTS
+from arena_games.kernel_games import kernel_game
 
 # Each head's part of kernels.legal_mask's array (the heads' masks end to end, in head order).
 _HEAD_ENDS = np.cumsum([0, *rules.HEADS.values()]).tolist()
@@ -67,10 +68,6 @@ def stack(races: Sequence[Race]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def racer_actions(races: Sequence[Race], players: Sequence[int]) -> np.ndarray:
     """int (n, 4): the house racer's head indices (`playouts.racer_actions`) in races[i] for players[i]."""
     return kernels.racer_batch(*stack(races), np.array(players, dtype=np.int64))
-
-
-def init(seed: int, config: Config | None = None) -> Race:
-    return from_reference(rules.init(seed, config))
 
 
 def to_move(race: Race) -> tuple[int, ...]:
@@ -124,24 +121,5 @@ def playouts(races: Sequence[Race], rngs: Sequence[np.random.Generator]) -> np.n
     return REFERENCE.random_playouts([to_reference(race) for race in races], rngs)
 
 
-def from_dict(data: Mapping[str, Any]) -> Race:
-    return from_reference(rules.from_dict(data))
-
-
-GAME: Game[Race] = Game(
-    spec=REFERENCE.spec,
-    init=init,
-    to_move=to_move,
-    legal_masks=legal_masks,
-    step=step,
-    returns=returns,
-    end_reason=end_reason,
-    encode=encode,
-    encode_many=encode_many,
-    render=lambda race: REFERENCE.render(to_reference(race)),
-    view=lambda race: REFERENCE.view(to_reference(race)),
-    to_dict=lambda race: rules.to_dict(to_reference(race)),
-    from_dict=from_dict,
-    opening=REFERENCE.opening,
-    playouts=playouts,
-)
+# The game of this module's functions (kernel_games.RULES) and the reference's views of its states.
+GAME: Game[Race] = kernel_game(REFERENCE, sys.modules[__name__])

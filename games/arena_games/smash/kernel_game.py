@@ -1,26 +1,26 @@
 """Smash the Code (6 wide) as a `Game` whose states are the kernels' arrays (`Wells`): the engine the
 match loop plays on the compiled core (ARCHITECTURE "Compiled core"), so a turn costs a few
 microseconds of compiled code instead of the reference's tuples of columns and chain loop (about
-200 µs).
+120 µs).
 
 Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
 (tests/games/test_smash_kernel_game.py): the same masks, steps, returns, end reasons, network inputs
-and playouts, and the same IllegalAction for a bad joint action (`rules.checked_actions`). What is
-shown or stored (render, view, to_dict) goes through the reference state (`to_reference`), once per
-call: those are not per move. The house bots and the compiled searches read a position's arrays
-(`arrays`) without converting it.
+and playouts, and the same IllegalAction for a bad joint action (`rules.checked_actions`); what is
+shown or stored goes through the reference state (`kernel_games.kernel_game`). The house bots and
+the compiled searches read a position's arrays (`arrays`, `movers_wells_and_pairs`) without
+converting it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+import sys
+from collections.abc import Sequence
 
 import numpy as np
 
-from arena_games import kernel_batches, pcg64
-from arena_games.api import Config, Game, GameError
+from arena_games.api import Game, GameError
+from arena_games.kernel_games import kernel_game, shared_playouts
 from arena_games.smash import GAME as REFERENCE
 from arena_games.smash import kernels, rules
 from arena_games.smash.kernels import FIELDS, MAX_PAIRS, RUNNING, TURN
@@ -85,10 +85,6 @@ def movers_wells_and_pairs(
     return own, pairs
 
 
-def init(seed: int, config: Config | None = None) -> Wells:
-    return from_reference(REFERENCE.init(seed, config))
-
-
 def _running(position: Wells) -> bool:
     return kernels.end_code(position.info) == RUNNING
 
@@ -141,34 +137,8 @@ def encode(position: Wells, player: int) -> dict[str, np.ndarray]:
     return {name: planes[0] for name, planes in encode_many([position], [player]).items()}
 
 
-def playouts(positions: Sequence[Wells], rngs: Sequence[np.random.Generator]) -> np.ndarray:
-    """`playouts.playouts`: on the kernels given PCG64 generators (shared or not, as
-    `kernels.playouts`), else on the reference states."""
-    if all(pcg64.is_pcg64(rng) for rng in rngs):
-        return kernel_batches.compiled_playouts(
-            positions, rngs, stack, kernels.playout_returns, shared_generators=True
-        )
-    return REFERENCE.random_playouts([to_reference(position) for position in positions], rngs)
+# `playouts.playouts`: on the kernels given PCG64 generators (shared or not), else on the reference states.
+playouts = shared_playouts(REFERENCE, to_reference, stack, kernels.playout_returns)
 
-
-def from_dict(data: Mapping[str, Any]) -> Wells:
-    return from_reference(REFERENCE.from_dict(data))
-
-
-GAME: Game[Wells] = Game(
-    spec=REFERENCE.spec,
-    init=init,
-    to_move=to_move,
-    legal_masks=legal_masks,
-    step=step,
-    returns=returns,
-    end_reason=end_reason,
-    encode=encode,
-    encode_many=encode_many,
-    render=lambda position: REFERENCE.render(to_reference(position)),
-    view=lambda position: REFERENCE.view(to_reference(position)),
-    to_dict=lambda position: REFERENCE.to_dict(to_reference(position)),
-    from_dict=from_dict,
-    opening=REFERENCE.opening,
-    playouts=playouts,
-)
+# The game of this module's functions (kernel_games.RULES) and the reference's views of its states.
+GAME: Game[Wells] = kernel_game(REFERENCE, sys.modules[__name__])

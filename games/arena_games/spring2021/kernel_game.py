@@ -5,21 +5,21 @@ code instead of the reference's frozen dataclasses and command mappings.
 Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
 (tests/games/test_spring2021_kernel_game.py): the same masks, frames (favoured ones included),
 returns, end reasons, network inputs and playouts, and the same IllegalAction for a bad joint
-action (`rules.checked_actions`). What is shown or stored (render, view, to_dict) goes through the
-reference state (`to_reference`), once per call: those are not per move. The gardener and the
-compiled searches read a position's arrays (`arrays`, `gardener_action`) without converting it.
+action (`rules.checked_actions`); what is shown or stored goes through the reference state
+(`kernel_games.kernel_game`). The gardener and the compiled searches read a position's arrays
+(`arrays`, `gardener_action`) without converting it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+import sys
+from collections.abc import Sequence
 
 import numpy as np
 
-from arena_games import kernel_batches, pcg64
-from arena_games.api import Config, Game, GameError
+from arena_games.api import Game, GameError
+from arena_games.kernel_games import kernel_game, shared_playouts
 from arena_games.spring2021 import GAME as REFERENCE
 from arena_games.spring2021 import kernels, rules
 from arena_games.spring2021.gardener import gardener_choice
@@ -61,10 +61,6 @@ def stack(positions: Sequence[Forest]) -> tuple[np.ndarray, np.ndarray]:
     if not positions:
         return np.empty((0, BOARD), np.int8), np.empty((0, FIELDS), np.int64)
     return np.stack([position.board for position in positions]), np.stack([p.info for p in positions])
-
-
-def init(seed: int, config: Config | None = None) -> Forest:
-    return from_reference(REFERENCE.init(seed, config))
 
 
 def to_move(position: Forest) -> tuple[int, ...]:
@@ -132,14 +128,8 @@ def encode(position: Forest, player: int) -> dict[str, np.ndarray]:
     return {"obs": encode_many([position], [player])["obs"][0]}
 
 
-def playouts(positions: Sequence[Forest], rngs: Sequence[np.random.Generator]) -> np.ndarray:
-    """`playouts.playouts`: on the kernels given PCG64 generators (shared or not, as
-    `kernels.playouts`), else on the reference states."""
-    if all(pcg64.is_pcg64(rng) for rng in rngs):
-        return kernel_batches.compiled_playouts(
-            positions, rngs, stack, kernels.playout_returns, shared_generators=True
-        )
-    return REFERENCE.random_playouts([to_reference(position) for position in positions], rngs)
+# `playouts.playouts`: on the kernels given PCG64 generators (shared or not), else on the reference states.
+playouts = shared_playouts(REFERENCE, to_reference, stack, kernels.playout_returns)
 
 
 def gardener_action(position: Forest, player: int) -> int:
@@ -161,25 +151,5 @@ def _verb(action: int, trees: Sequence[int]) -> str:
     return "COMPLETE" if trees[action] & SIZE_BITS == LARGE else "GROW"
 
 
-def from_dict(data: Mapping[str, Any]) -> Forest:
-    return from_reference(REFERENCE.from_dict(data))
-
-
-GAME: Game[Forest] = Game(
-    spec=REFERENCE.spec,
-    init=init,
-    to_move=to_move,
-    legal_masks=legal_masks,
-    step=step,
-    returns=returns,
-    end_reason=end_reason,
-    encode=encode,
-    encode_many=encode_many,
-    render=lambda position: REFERENCE.render(to_reference(position)),
-    view=lambda position: REFERENCE.view(to_reference(position)),
-    to_dict=lambda position: REFERENCE.to_dict(to_reference(position)),
-    from_dict=from_dict,
-    opening=REFERENCE.opening,
-    playouts=playouts,
-    step_favouring=step_favouring,
-)
+# The game of this module's functions (kernel_games.RULES) and the reference's views of its states.
+GAME: Game[Forest] = kernel_game(REFERENCE, sys.modules[__name__])
