@@ -38,6 +38,7 @@ from arena_games.api import Game
 from arena_games.bobail import kernels as bobail
 from arena_games.bobail.rules import NUM_ACTIONS as BOBAIL_ACTIONS
 from arena_games.mask_choice import nth_true
+from arena_games.pente import kernel_game as pente_positions
 from arena_games.pente import kernels as pente
 from arena_games.pente.playouts import BLOCK, RUNNING
 from arena_games.pente.rules import MAX_PLIES
@@ -243,7 +244,7 @@ GAMES = {
             _pente_returns,
             pente.random_playout,
         ),
-        lambda state, searcher: pente.from_state(state),
+        lambda state, searcher: pente_positions.arrays(state),  # a reference state or a kernel position
         NUM_POINTS,
         MAX_PLIES + 1,
         lambda: np.empty(2 * BLOCK, dtype=np.uint64),  # a playout's block of draws

@@ -94,6 +94,7 @@ def on_core(game: Game, core: str) -> Game:
 # function on the kernels, bit for bit) and whose `to_reference` turns such a state back.
 MATCH_GAMES = {
     "csb": "arena_games.csb.kernel_game",
+    "pente": "arena_games.pente.kernel_game",
     "smash": "arena_games.smash.kernel_game",
     "spring2021": "arena_games.spring2021.kernel_game",
 }

@@ -58,3 +58,22 @@ def shared_playouts(
         return reference.random_playouts([to_reference(state) for state in states], rngs)
 
     return playouts
+
+
+def distinct_playouts(
+    reference: Game,
+    to_reference: Callable[[Any], Any],
+    stack: Callable[[Sequence[Any]], tuple[np.ndarray, ...]],
+    playout_returns: Callable[..., np.ndarray],
+) -> Callable[[Sequence[Any], Sequence[np.random.Generator]], np.ndarray]:
+    """A kernel game's `playouts` for kernels whose `playout_returns(*stack(states), words)`
+    reproduce the reference's given distinct PCG64 generators (they draw in blocks per row); other
+    generators, or one shared by several states, play the reference states."""
+
+    def playouts(states: Sequence[Any], rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        if kernel_batches.distinct_pcg64(rngs):
+            compiled = kernel_batches.compiled_playouts
+            return compiled(states, rngs, stack, playout_returns, shared_generators=False)
+        return reference.random_playouts([to_reference(state) for state in states], rngs)
+
+    return playouts

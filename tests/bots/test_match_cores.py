@@ -30,7 +30,8 @@ from arena_games.api import Game
 from arena_games.registry import get_game
 
 ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo"
-CSB_NET, SPRING_NET = ZOO / "csb" / "dqn-csb-final.onnx", ZOO / "spring2021" / "az-spring2021-final.onnx"
+CSB_NET = ZOO / "csb" / "dqn-csb-final.onnx"
+AZ_NETS = {name: ZOO / name / f"az-{name}-final.onnx" for name in ("bobail", "pente", "spring2021")}
 SEEDS = (3, 4)  # each game's openings; both seatings of each
 
 # Per game, the players of a pairing on a core: its house bots, Coders Strike Back's zoo DQN net.
@@ -83,16 +84,17 @@ def test_the_house_bots_decide_alike_on_kernel_and_reference_states(name):
     state = engine.game.init(6, None)
     for joint in game.opening(6, None):
         state = engine.game.step(state, joint)
+    movers = engine.game.to_move(state)
     players = [
         house_player(kind, simulations=30, game=name)
         for kind in HOUSE_KINDS
         if GAME_HOUSE_BOTS.get(kind, name) == name and (kind != "uct" or len(game.spec.heads) == 1)
     ]
-    if name == "spring2021":  # the compiled PUCT's too, over the zoo's network
-        players.append(MctsPlayer(NetworkEvaluator(InProcessSession(SPRING_NET), game), simulations=30))
+    if name in AZ_NETS:  # the compiled PUCT's too, over the zoo's network
+        players.append(MctsPlayer(NetworkEvaluator(InProcessSession(AZ_NETS[name]), game), simulations=30))
     for player in players:
         decisions = [
-            player.decide(on, [Request(position, seat, np.random.default_rng(seat)) for seat in (0, 1)])
+            player.decide(on, [Request(position, seat, np.random.default_rng(seat)) for seat in movers])
             for on, position in ((engine.game, state), (game, engine.reference_state(state)))
         ]
         assert decisions[0] == decisions[1], player.name

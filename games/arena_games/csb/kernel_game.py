@@ -18,13 +18,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arena_games import kernel_batches
 from arena_games.api import Game, GameError
 from arena_games.csb import GAME as REFERENCE
 from arena_games.csb import kernels, rules
 from arena_games.csb.kernels import BOOSTED, FIELDS, MOTION, PODS, WINNER
 from arena_games.csb.rules import MAX_CHECKPOINTS
-from arena_games.kernel_games import kernel_game
+from arena_games.kernel_games import distinct_playouts, kernel_game
 
 # Each head's part of kernels.legal_mask's array (the heads' masks end to end, in head order).
 _HEAD_ENDS = np.cumsum([0, *rules.HEADS.values()]).tolist()
@@ -111,14 +110,9 @@ def encode(race: Race, player: int) -> dict[str, np.ndarray]:
     return {"pods": encode_many([race], [player])["pods"][0]}
 
 
-def playouts(races: Sequence[Race], rngs: Sequence[np.random.Generator]) -> np.ndarray:
-    """`playouts.playouts`: on the kernels given distinct PCG64 generators (as `kernels.playouts`),
-    else on the reference states."""
-    if kernel_batches.distinct_pcg64(rngs):
-        return kernel_batches.compiled_playouts(
-            races, rngs, stack, kernels.playout_returns, shared_generators=False
-        )
-    return REFERENCE.random_playouts([to_reference(race) for race in races], rngs)
+# `playouts.playouts`: on the kernels given distinct PCG64 generators (as `kernels.playouts`), else on
+# the reference states.
+playouts = distinct_playouts(REFERENCE, to_reference, stack, kernels.playout_returns)
 
 
 # The game of this module's functions (kernel_games.RULES) and the reference's views of its states.

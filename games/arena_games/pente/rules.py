@@ -20,7 +20,7 @@ Config (defaults in DEFAULT_CONFIG):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,9 +123,20 @@ def describe_point(point: int) -> str:
 
 def _checked_point(state: PenteState, joint: Sequence[Action]) -> int:
     """The point of a legal joint action `[(point,)]`; IllegalAction saying why otherwise."""
-    if state.end:
-        raise IllegalAction(f"{NAME}: the game is over ({state.end})")
-    player = state.ply % 2
+    ban = opening_ban_kind(state.ply, state.config)
+    return checked_point(joint, state.end, state.ply, lambda point: state.board[point] != EMPTY, ban)
+
+
+def checked_point(
+    joint: Sequence[Action], end: str, ply: int, occupied: Callable[[int], bool], ban: int
+) -> int:
+    """The point of a legal joint action `[(point,)]` in a game that ended for `end` ("" while it
+    runs) or is at `ply`, `occupied(point)` telling a stone there, `ban` the opening ban kind of the
+    move (`opening_ban_kind`); IllegalAction saying why otherwise. Shared by every engine of the game
+    (the kernel game's too), so they refuse alike."""
+    if end:
+        raise IllegalAction(f"{NAME}: the game is over ({end})")
+    player = ply % 2
     try:
         ((point,),) = joint
     except (TypeError, ValueError):
@@ -136,9 +147,8 @@ def _checked_point(state: PenteState, joint: Sequence[Action]) -> int:
         point = int(point)
     if not 0 <= point < NUM_POINTS:
         raise IllegalAction(f"{NAME}: point {point} is off the board (0..360)")
-    if state.board[point] != EMPTY:
+    if occupied(point):
         raise IllegalAction(f"{NAME}: {describe_point(point)} is occupied")
-    ban = opening_ban_kind(state.ply, state.config)
     if ban != NO_BAN and OPENING_BANS[ban, point]:
         rule = (
             "P1's first stone must go on the centre (x=9, y=9)"

@@ -1,0 +1,116 @@
+"""Pente as a `Game` whose states are the kernels' arrays (`Stones`): the engine the match loop plays
+on the compiled core (ARCHITECTURE "Compiled core"), so a move is checked, masked and stepped on the
+arrays the searches take, with no conversion per decision.
+
+Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
+(tests/games/test_pente_kernel_game.py): the same masks, steps, returns, end reasons, network inputs
+and playouts, and the same IllegalAction for a bad joint action (`rules.checked_point`); what is
+shown or stored goes through the reference state (`kernel_games.kernel_game`). The compiled searches
+read a position's arrays (`arrays`) without converting it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from arena_games.api import Game, GameError
+from arena_games.kernel_games import distinct_playouts, kernel_game
+from arena_games.pente import GAME as REFERENCE
+from arena_games.pente import kernels, rules
+from arena_games.pente.kernels import END, FIELDS, PLY
+from arena_games.pente.playouts import RUNNING, STRIDE
+from arena_games.pente.rules import END_REASONS
+from arena_games.pente.tables import EMPTY, NUM_POINTS
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Stones:
+    """A game between moves as the kernels hold it; its arrays are never changed once made.
+    board int8 (STRIDE,), info int64 (FIELDS,): the layout of `kernels`' module doc."""
+
+    board: np.ndarray
+    info: np.ndarray
+
+
+def from_reference(state: rules.PenteState) -> Stones:
+    """The position of a reference state."""
+    return Stones(*kernels.from_state(state))
+
+
+def to_reference(position: Stones) -> rules.PenteState:
+    """The reference state of a position."""
+    return kernels.to_state(position.board, position.info)
+
+
+def arrays(state: rules.PenteState | Stones) -> tuple[np.ndarray, np.ndarray]:
+    """(board, info) of a reference state or of a position, new arrays (a search's scratch)."""
+    if isinstance(state, Stones):
+        return state.board.copy(), state.info.copy()
+    return kernels.from_state(state)
+
+
+def stack(positions: Sequence[Stones]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions as a batch of new arrays: boards (n, STRIDE), infos (n, FIELDS)."""
+    if not positions:
+        return np.empty((0, STRIDE), np.int8), np.empty((0, FIELDS), np.int64)
+    return np.stack([position.board for position in positions]), np.stack([p.info for p in positions])
+
+
+def end_reason(position: Stones) -> str:
+    return END_REASONS[position.info[END] - 1] if position.info[END] != RUNNING else ""
+
+
+def to_move(position: Stones) -> tuple[int, ...]:
+    return () if position.info[END] != RUNNING else (int(position.info[PLY]) % 2,)
+
+
+def legal_masks(position: Stones, player: int) -> tuple[np.ndarray]:
+    """`rules.legal_masks`: the empty points the opening rules allow; all False if `player` is not
+    to move."""
+    mask = np.zeros(NUM_POINTS, dtype=bool)
+    if to_move(position) == (player,):
+        kernels.legal_mask(position.board, position.info, mask)
+    return (mask,)
+
+
+def step(position: Stones, joint: Sequence[Sequence[int]]) -> Stones:
+    """`rules.step` on a copy of the position's arrays."""
+    info, occupied = position.info, functools.partial(_occupied, position)
+    point = rules.checked_point(joint, end_reason(position), int(info[PLY]), occupied, kernels.ban_kind(info))
+    board, info = position.board.copy(), info.copy()
+    kernels.step(board, info, point)
+    return Stones(board, info)
+
+
+def _occupied(position: Stones, point: int) -> bool:
+    return position.board[point] != EMPTY
+
+
+def returns(position: Stones) -> tuple[float, float]:
+    return kernels.returns_of(position.info)
+
+
+def encode_many(positions: Sequence[Stones], players: Sequence[int]) -> dict[str, np.ndarray]:
+    """`encoding.encode` of each position for its player: "board" float32 (n, 6, 19, 19) and
+    "captures" float32 (n, 2)."""
+    if len(players) != len(positions) or any(player not in (0, 1) for player in players):
+        raise GameError(f"pente: one player (0 or 1) per state, got {list(players)!r}")
+    planes, captures = kernels.encode_batch(*stack(positions), np.array(players, dtype=np.int64))
+    return {"board": planes, "captures": captures}
+
+
+def encode(position: Stones, player: int) -> dict[str, np.ndarray]:
+    return {name: planes[0] for name, planes in encode_many([position], [player]).items()}
+
+
+# `playouts.playouts`: on the kernels given distinct PCG64 generators (as `kernels.playouts`), else on
+# the reference states.
+playouts = distinct_playouts(REFERENCE, to_reference, stack, kernels.playout_returns)
+
+# The game of this module's functions (kernel_games.RULES) and the reference's views of its states.
+GAME: Game[Stones] = kernel_game(REFERENCE, sys.modules[__name__])
