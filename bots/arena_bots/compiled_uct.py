@@ -35,6 +35,7 @@ from arena_bots.match import Request
 from arena_bots.mcts import SearchConfig, SearchResult
 from arena_games import pcg64
 from arena_games.api import Game
+from arena_games.bobail import kernel_game as bobail_positions
 from arena_games.bobail import kernels as bobail
 from arena_games.bobail.rules import NUM_ACTIONS as BOBAIL_ACTIONS
 from arena_games.mask_choice import nth_true
@@ -259,7 +260,7 @@ GAMES = {
             _bobail_returns,
             bobail.random_playout,
         ),
-        lambda state, searcher: bobail.from_state(state),
+        lambda state, searcher: bobail_positions.arrays(state),  # a reference state or a kernel position
         BOBAIL_ACTIONS,
         bobail.HISTORY,
         lambda: np.empty(BOBAIL_ACTIONS, dtype=np.bool_),  # a playout's legal mask

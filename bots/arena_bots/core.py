@@ -93,6 +93,7 @@ def on_core(game: Game, core: str) -> Game:
 # `GAME` is the game over the kernels' states (its `REFERENCE`, the registered game, with every
 # function on the kernels, bit for bit) and whose `to_reference` turns such a state back.
 MATCH_GAMES = {
+    "bobail": "arena_games.bobail.kernel_game",
     "csb": "arena_games.csb.kernel_game",
     "pente": "arena_games.pente.kernel_game",
     "smash": "arena_games.smash.kernel_game",

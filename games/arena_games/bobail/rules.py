@@ -34,7 +34,7 @@ can tell repetitions and give the encoder its 14 newest boards.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -278,19 +278,30 @@ def _single_action(joint: Sequence[Sequence[int]]) -> int:
 
 def step(state: BobailState, joint: Sequence[Sequence[int]]) -> BobailState:
     """The state after the side to move plays the only action of `joint`."""
-    action = _single_action(joint)
-    if action not in state.legal_actions:
-        raise IllegalAction(_illegal_message(state, action))
+    action = checked_action(joint, state.ending, state.half_moves, state.legal_actions)
     return _settled(state.config, (*state.history, _board_after(state, action)))
 
 
-def _illegal_message(state: BobailState, action: int) -> str:
-    if state.ending:
-        return f"{GAME_NAME}: the game is over ({state.ending}); no action is legal"
-    half = "pawn" if state.pawn_phase else "bobail"
+def checked_action(
+    joint: Sequence[Sequence[int]], ending: str, half_moves: int, legal: Collection[int]
+) -> int:
+    """The action of `joint` in a game that ended for `ending` ("" while it runs) after `half_moves`
+    half-moves, if it is one of `legal` (the mover's legal action indices); IllegalAction saying
+    why otherwise. Shared by every engine of the game (the kernel game's too), so they refuse alike."""
+    action = _single_action(joint)
+    if action not in legal:
+        raise IllegalAction(_illegal_message(ending, half_moves, legal, action))
+    return action
+
+
+def _illegal_message(ending: str, half_moves: int, legal: Collection[int], action: int) -> str:
+    if ending:
+        return f"{GAME_NAME}: the game is over ({ending}); no action is legal"
+    player, pawn_phase = TURN_OF[half_moves % 4]
+    half = "pawn" if pawn_phase else "bobail"
     return (
-        f"{GAME_NAME}: action {action} is not legal for player {state.player + 1} in the {half} half; "
-        f"legal actions: {sorted(state.legal_actions)}"
+        f"{GAME_NAME}: action {action} is not legal for player {player + 1} in the {half} half; "
+        f"legal actions: {sorted(legal)}"
     )
 
 
@@ -307,7 +318,7 @@ def end_reason(state: BobailState) -> str:
 def action_to_move(state: BobailState, action: int) -> tuple[int, int]:
     """The library's (from, to) squares (1..25) of the side to move's legal `action`."""
     if action not in state.legal_actions:
-        raise IllegalAction(_illegal_message(state, action))
+        raise IllegalAction(_illegal_message(state.ending, state.half_moves, state.legal_actions, action))
     square, direction = ORIGINS[state.player][action]
     return square + 1, _destination(state.history[-1], square, direction, state.pawn_phase) + 1
 

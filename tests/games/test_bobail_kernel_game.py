@@ -1,0 +1,85 @@
+"""Bobail's kernel game (the match loop's engine on the compiled core) against the reference game,
+function by function, on positions of whole games: the same masks, steps (every `to_dict` field),
+returns, end reasons, inputs, playouts and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kernel_checks import (
+    assert_playouts_alike,
+    assert_positions_alike,
+    assert_refused_alike,
+    assert_shown_alike,
+    play_twins,
+)
+
+from arena_games.api import GameError
+from arena_games.bobail import GAME, kernel_game, rules
+from arena_games.bobail.kernel_game import GAME as KERNEL_GAME
+
+GAMES = 40  # games from their starts, played to the end: about 900 positions
+
+
+@pytest.fixture(scope="module")
+def games() -> list[list[tuple[rules.BobailState, kernel_game.Boards]]]:
+    """Per game, every position (reference state, kernel position) from its start, both played on
+    their own engine by uniformly random moves: the default rules, and in every third game a turn
+    cap of 12 and a twofold repetition draw (drawn endings)."""
+    configs = [{"max_turns": 12, "repetitions": 2} if seed % 3 == 2 else None for seed in range(GAMES)]
+    return play_twins(GAME, KERNEL_GAME, configs, joint_of)
+
+
+def joint_of(seed: int, rng: np.random.Generator, state: rules.BobailState) -> list:
+    """A uniformly random move of the player to move."""
+    return [GAME.random_action(state, GAME.to_move(state)[0], rng)]
+
+
+def test_every_position_and_view_equal_the_reference(games):
+    for positions in games:
+        assert_positions_alike(GAME, KERNEL_GAME, kernel_game.to_reference, positions)
+        for state, position in positions[::10]:
+            assert np.array_equal(KERNEL_GAME.legal_masks(position, 2)[0], GAME.legal_masks(state, 2)[0])
+            assert KERNEL_GAME.to_dict(position) == GAME.to_dict(state)
+    endings = {GAME.end_reason(positions[-1][0]) for positions in games}
+    assert len(endings) >= 3, endings
+    assert_shown_alike(
+        GAME, KERNEL_GAME, kernel_game.to_reference, *games[1][len(games[1]) // 2]
+    )  # shown or stored
+
+
+def test_inputs_and_playouts_equal_the_reference(games):
+    pairs = [pair for played in games for pair in played[::5] if GAME.to_move(pair[0])]
+    states, positions = [state for state, _ in pairs], [position for _, position in pairs]
+    players = [index % 2 for index in range(len(pairs))]
+    got = KERNEL_GAME.encode_many(positions, players)["board"]
+    rows = [GAME.encode(state, seat)["board"] for state, seat in zip(states, players, strict=True)]
+    assert np.array_equal(got.view(np.int32), np.stack(rows).view(np.int32))
+    assert_playouts_alike(GAME, KERNEL_GAME, states, positions)
+    with pytest.raises(GameError, match="one player"):
+        KERNEL_GAME.encode_many(positions[:1], [2])
+
+
+def test_a_bad_move_is_refused_as_the_reference_refuses_it(games):
+    pawn, bobail = games[0][0][0], games[0][1][0]
+    illegal = next(
+        action for action in range(rules.NUM_ACTIONS) if not GAME.legal_masks(bobail, 1)[0][action]
+    )
+    bad = {
+        "malformed": (pawn, [(1, 2)]),
+        "two movers": (pawn, [(1,), (2,)]),
+        "a bool": (pawn, [(True,)]),
+        "off the head": (pawn, [(200,)]),
+        "not legal in the bobail half": (bobail, [(illegal,)]),
+        "over": (games[0][-1][0], [(0,)]),
+    }
+    assert_refused_alike(GAME, KERNEL_GAME, kernel_game.from_reference, bad)
+
+
+def test_a_step_leaves_the_position_it_started_from_unchanged(games):
+    state, position = games[2][5]
+    history, info = position.history.copy(), position.info.copy()
+    (mask,) = GAME.legal_masks(state, GAME.to_move(state)[0])
+    KERNEL_GAME.step(position, [(int(np.flatnonzero(mask)[0]),)])
+    assert np.array_equal(position.history, history)
+    assert np.array_equal(position.info, info)
