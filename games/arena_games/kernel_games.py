@@ -5,6 +5,7 @@ core"). Its rules run on the kernels; what is shown or stored goes through the r
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
@@ -13,6 +14,50 @@ import numpy as np
 
 from arena_games import kernel_batches, pcg64
 from arena_games.api import Game
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Position:
+    """A position of a game whose kernels hold it in two arrays, `board` and `info` (int64; Spring
+    2021's, Pente's, Bobail's: each kernel game says their layout); never changed once made."""
+
+    board: np.ndarray
+    info: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Positions:
+    """How a game whose kernels hold it in two arrays turns states into `Position`s and back:
+    `from_state` and `to_state` are its kernels' conversions of a reference state, `board` the
+    board's (size, dtype), `fields` the info's size."""
+
+    from_state: Callable[[Any], tuple[np.ndarray, np.ndarray]]
+    to_state: Callable[[np.ndarray, np.ndarray], Any]
+    board: tuple[int, type]
+    fields: int
+
+    def from_reference(self, state: Any) -> Position:
+        """The position of a reference state."""
+        return Position(*self.from_state(state))
+
+    def to_reference(self, position: Position) -> Any:
+        """The reference state of a position."""
+        return self.to_state(position.board, position.info)
+
+    def arrays(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(board, info) of a position or of a reference state, as new arrays: what a compiled
+        search takes (and may use as scratch)."""
+        if isinstance(state, Position):
+            return state.board.copy(), state.info.copy()
+        return self.from_state(state)
+
+    def stack(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        """The positions as a batch of new arrays: boards (n, board size) of the board's dtype,
+        infos int64 (n, fields)."""
+        if not positions:
+            return np.empty((0, self.board[0]), self.board[1]), np.empty((0, self.fields), np.int64)
+        return np.stack([position.board for position in positions]), np.stack([p.info for p in positions])
+
 
 # The functions a kernel game's module defines on its states (with `to_reference` and
 # `from_reference`), and `step_favouring` where the reference game has one.

@@ -17,12 +17,13 @@ from kernel_checks import (
 from arena_games.api import GameError
 from arena_games.bobail import GAME, kernel_game, rules
 from arena_games.bobail.kernel_game import GAME as KERNEL_GAME
+from arena_games.kernel_games import Position
 
 GAMES = 40  # games from their starts, played to the end: about 900 positions
 
 
 @pytest.fixture(scope="module")
-def games() -> list[list[tuple[rules.BobailState, kernel_game.Boards]]]:
+def games() -> list[list[tuple[rules.BobailState, Position]]]:
     """Per game, every position (reference state, kernel position) from its start, both played on
     their own engine by uniformly random moves: the default rules, and in every third game a turn
     cap of 12 and a twofold repetition draw (drawn endings)."""
@@ -78,8 +79,8 @@ def test_a_bad_move_is_refused_as_the_reference_refuses_it(games):
 
 def test_a_step_leaves_the_position_it_started_from_unchanged(games):
     state, position = games[2][5]
-    history, info = position.history.copy(), position.info.copy()
+    board, info = position.board.copy(), position.info.copy()
     (mask,) = GAME.legal_masks(state, GAME.to_move(state)[0])
     KERNEL_GAME.step(position, [(int(np.flatnonzero(mask)[0]),)])
-    assert np.array_equal(position.history, history)
+    assert np.array_equal(position.board, board)
     assert np.array_equal(position.info, info)

@@ -15,6 +15,7 @@ from kernel_checks import (
 )
 
 from arena_games.api import GameError
+from arena_games.kernel_games import Position
 from arena_games.pente import GAME, kernel_game, rules
 from arena_games.pente.kernel_game import GAME as KERNEL_GAME
 from arena_games.pente.tables import EMPTY, OPENING_BANS, TOURNAMENT_BAN
@@ -23,7 +24,7 @@ GAMES = 6  # games from their starts, played to the end: about 1,000 positions
 
 
 @pytest.fixture(scope="module")
-def games() -> list[list[tuple[rules.PenteState, kernel_game.Stones]]]:
+def games() -> list[list[tuple[rules.PenteState, Position]]]:
     """Per game, every position (reference state, kernel position) from its start, both played on
     their own engine by uniformly random moves: the default rules, free openings in every other
     game, a ply cap of 40 in every third (a drawn ending)."""

@@ -15,6 +15,7 @@ from kernel_checks import (
     play_twins,
 )
 
+from arena_games.kernel_games import Position
 from arena_games.spring2021 import GAME, kernel_game, rules
 from arena_games.spring2021.gardener import gardener_action
 from arena_games.spring2021.kernel_game import GAME as KERNEL_GAME
@@ -23,7 +24,7 @@ GAMES = 6  # games from their starts, played to the end: about 1,000 positions
 
 
 @pytest.fixture(scope="module")
-def games() -> list[list[tuple[rules.SpringState, kernel_game.Forest]]]:
+def games() -> list[list[tuple[rules.SpringState, Position]]]:
     """Per game, every position (reference state, kernel position) from its start, both played on
     their own engine: uniformly random actions, in every other game the gardener's for seat 0 (its
     trees grow and complete), short games (8 days) in every third."""

@@ -1,5 +1,6 @@
-"""Pente as a `Game` whose states are the kernels' arrays (`Stones`): the engine the match loop plays
-on the compiled core (ARCHITECTURE "Compiled core"), so a move is checked, masked and stepped on the
+"""Pente as a `Game` whose states are the kernels' arrays (a `kernel_games.Position`: board int8
+(STRIDE,), info int64 (FIELDS,), as `kernels` lays them out): the engine the match loop plays on
+the compiled core (ARCHITECTURE "Compiled core"), so a move is checked, masked and stepped on the
 arrays the searches take, with no conversion per decision.
 
 Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
@@ -11,7 +12,6 @@ read a position's arrays (`arrays`) without converting it.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import sys
 from collections.abc import Sequence
@@ -19,7 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from arena_games.api import Game, GameError
-from arena_games.kernel_games import distinct_playouts, kernel_game
+from arena_games.kernel_games import (
+    Position,
+    Positions,
+    distinct_playouts,
+    kernel_game,
+)
 from arena_games.pente import GAME as REFERENCE
 from arena_games.pente import kernels, rules
 from arena_games.pente.kernels import END, FIELDS, PLY
@@ -27,49 +32,21 @@ from arena_games.pente.playouts import RUNNING, STRIDE
 from arena_games.pente.rules import END_REASONS
 from arena_games.pente.tables import EMPTY, NUM_POINTS
 
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Stones:
-    """A game between moves as the kernels hold it; its arrays are never changed once made.
-    board int8 (STRIDE,), info int64 (FIELDS,): the layout of `kernels`' module doc."""
-
-    board: np.ndarray
-    info: np.ndarray
+# The reference state's position and back; a state's arrays for the compiled searches; batches.
+POSITIONS = Positions(kernels.from_state, kernels.to_state, (STRIDE, np.int8), FIELDS)
+from_reference, to_reference = POSITIONS.from_reference, POSITIONS.to_reference
+arrays, stack = POSITIONS.arrays, POSITIONS.stack
 
 
-def from_reference(state: rules.PenteState) -> Stones:
-    """The position of a reference state."""
-    return Stones(*kernels.from_state(state))
-
-
-def to_reference(position: Stones) -> rules.PenteState:
-    """The reference state of a position."""
-    return kernels.to_state(position.board, position.info)
-
-
-def arrays(state: rules.PenteState | Stones) -> tuple[np.ndarray, np.ndarray]:
-    """(board, info) of a reference state or of a position, new arrays (a search's scratch)."""
-    if isinstance(state, Stones):
-        return state.board.copy(), state.info.copy()
-    return kernels.from_state(state)
-
-
-def stack(positions: Sequence[Stones]) -> tuple[np.ndarray, np.ndarray]:
-    """The positions as a batch of new arrays: boards (n, STRIDE), infos (n, FIELDS)."""
-    if not positions:
-        return np.empty((0, STRIDE), np.int8), np.empty((0, FIELDS), np.int64)
-    return np.stack([position.board for position in positions]), np.stack([p.info for p in positions])
-
-
-def end_reason(position: Stones) -> str:
+def end_reason(position: Position) -> str:
     return END_REASONS[position.info[END] - 1] if position.info[END] != RUNNING else ""
 
 
-def to_move(position: Stones) -> tuple[int, ...]:
+def to_move(position: Position) -> tuple[int, ...]:
     return () if position.info[END] != RUNNING else (int(position.info[PLY]) % 2,)
 
 
-def legal_masks(position: Stones, player: int) -> tuple[np.ndarray]:
+def legal_masks(position: Position, player: int) -> tuple[np.ndarray]:
     """`rules.legal_masks`: the empty points the opening rules allow; all False if `player` is not
     to move."""
     mask = np.zeros(NUM_POINTS, dtype=bool)
@@ -78,24 +55,24 @@ def legal_masks(position: Stones, player: int) -> tuple[np.ndarray]:
     return (mask,)
 
 
-def step(position: Stones, joint: Sequence[Sequence[int]]) -> Stones:
+def step(position: Position, joint: Sequence[Sequence[int]]) -> Position:
     """`rules.step` on a copy of the position's arrays."""
     info, occupied = position.info, functools.partial(_occupied, position)
     point = rules.checked_point(joint, end_reason(position), int(info[PLY]), occupied, kernels.ban_kind(info))
     board, info = position.board.copy(), info.copy()
     kernels.step(board, info, point)
-    return Stones(board, info)
+    return Position(board, info)
 
 
-def _occupied(position: Stones, point: int) -> bool:
+def _occupied(position: Position, point: int) -> bool:
     return position.board[point] != EMPTY
 
 
-def returns(position: Stones) -> tuple[float, float]:
+def returns(position: Position) -> tuple[float, float]:
     return kernels.returns_of(position.info)
 
 
-def encode_many(positions: Sequence[Stones], players: Sequence[int]) -> dict[str, np.ndarray]:
+def encode_many(positions: Sequence[Position], players: Sequence[int]) -> dict[str, np.ndarray]:
     """`encoding.encode` of each position for its player: "board" float32 (n, 6, 19, 19) and
     "captures" float32 (n, 2)."""
     if len(players) != len(positions) or any(player not in (0, 1) for player in players):
@@ -104,7 +81,7 @@ def encode_many(positions: Sequence[Stones], players: Sequence[int]) -> dict[str
     return {"board": planes, "captures": captures}
 
 
-def encode(position: Stones, player: int) -> dict[str, np.ndarray]:
+def encode(position: Position, player: int) -> dict[str, np.ndarray]:
     return {name: planes[0] for name, planes in encode_many([position], [player]).items()}
 
 
@@ -113,4 +90,4 @@ def encode(position: Stones, player: int) -> dict[str, np.ndarray]:
 playouts = distinct_playouts(REFERENCE, to_reference, stack, kernels.playout_returns)
 
 # The game of this module's functions (kernel_games.RULES) and the reference's views of its states.
-GAME: Game[Stones] = kernel_game(REFERENCE, sys.modules[__name__])
+GAME: Game[Position] = kernel_game(REFERENCE, sys.modules[__name__])

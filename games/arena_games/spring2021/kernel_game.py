@@ -1,5 +1,6 @@
-"""Spring 2021 as a `Game` whose states are the kernels' arrays (`Forest`): the engine the match loop
-plays on the compiled core (ARCHITECTURE "Compiled core"), so a frame steps and masks in compiled
+"""Spring 2021 as a `Game` whose states are the kernels' arrays (a `kernel_games.Position`: board int8
+(BOARD,), info int64 (FIELDS,), as `kernels` lays them out): the engine the match loop plays on the
+compiled core (ARCHITECTURE "Compiled core"), so a frame steps and masks in compiled
 code instead of the reference's frozen dataclasses and command mappings.
 
 Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bit
@@ -12,14 +13,18 @@ action (`rules.checked_actions`); what is shown or stored goes through the refer
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 
 from arena_games.api import Game, GameError
-from arena_games.kernel_games import kernel_game, shared_playouts
+from arena_games.kernel_games import (
+    Position,
+    Positions,
+    kernel_game,
+    shared_playouts,
+)
 from arena_games.spring2021 import GAME as REFERENCE
 from arena_games.spring2021 import kernels, rules
 from arena_games.spring2021.gardener import gardener_choice
@@ -29,63 +34,36 @@ from arena_games.spring2021.rules import LARGE, NO_TREE, NUM_ACTIONS, SIZE_BITS,
 _NOT_TO_MOVE = -1  # the kernels' action of a player who is not to move in a frame
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Forest:
-    """A game between frames as the kernels hold it; its arrays are never changed once made.
-    board int8 (BOARD,), info int64 (FIELDS,): the layout of `kernels`' module doc."""
-
-    board: np.ndarray
-    info: np.ndarray
+# The reference state's position (a log the arrays cannot hold: ValueError) and back; a state's
+# arrays for the compiled searches; batches.
+POSITIONS = Positions(kernels.from_state, kernels.to_state, (BOARD, np.int8), FIELDS)
+from_reference, to_reference = POSITIONS.from_reference, POSITIONS.to_reference
+arrays, stack = POSITIONS.arrays, POSITIONS.stack
 
 
-def from_reference(state: rules.SpringState) -> Forest:
-    """The position of a reference state (ValueError for a log the arrays cannot hold:
-    `kernels.from_state`)."""
-    return Forest(*kernels.from_state(state))
-
-
-def to_reference(position: Forest) -> rules.SpringState:
-    """The reference state of a position."""
-    return kernels.to_state(position.board, position.info)
-
-
-def arrays(state: rules.SpringState | Forest) -> tuple[np.ndarray, np.ndarray]:
-    """(board, info) of a reference state or of a position (its own arrays: read them only)."""
-    if isinstance(state, Forest):
-        return state.board, state.info
-    return kernels.from_state(state)
-
-
-def stack(positions: Sequence[Forest]) -> tuple[np.ndarray, np.ndarray]:
-    """The positions as a batch of new arrays: boards (n, BOARD), infos (n, FIELDS)."""
-    if not positions:
-        return np.empty((0, BOARD), np.int8), np.empty((0, FIELDS), np.int64)
-    return np.stack([position.board for position in positions]), np.stack([p.info for p in positions])
-
-
-def to_move(position: Forest) -> tuple[int, ...]:
+def to_move(position: Position) -> tuple[int, ...]:
     movers = kernels.to_move(position.info)
     return tuple(player for player in (0, 1) if movers >> player & 1)
 
 
-def _mask(position: Forest, player: int) -> np.ndarray:
+def _mask(position: Position, player: int) -> np.ndarray:
     mask = np.empty(NUM_ACTIONS, dtype=bool)
     kernels.legal_mask(position.board, position.info, player, mask)
     return mask
 
 
-def _legal(position: Forest, player: int) -> list[int]:
+def _legal(position: Position, player: int) -> list[int]:
     return np.flatnonzero(_mask(position, player)).tolist()
 
 
-def legal_masks(position: Forest, player: int) -> tuple[np.ndarray]:
+def legal_masks(position: Position, player: int) -> tuple[np.ndarray]:
     """`rules.legal_masks`: `player`'s legal actions (all False if it is not to move)."""
     if player not in (0, 1):
         raise GameError(f"spring2021: a player is 0 or 1, got {player!r}")
     return (_mask(position, player),)
 
 
-def _frame(position: Forest, joint: Sequence[Sequence[int]], favoured: int) -> Forest:
+def _frame(position: Position, joint: Sequence[Sequence[int]], favoured: int) -> Position:
     """The frame of `joint` (checked as `rules.step` checks it) on a copy of the position's arrays,
     `favoured` winning its interactions (-1: none)."""
     players = to_move(position)
@@ -96,35 +74,35 @@ def _frame(position: Forest, joint: Sequence[Sequence[int]], favoured: int) -> F
         actions[player] = index
     board, info = position.board.copy(), position.info.copy()
     kernels.step_favouring(board, info, actions[0], actions[1], favoured)
-    return Forest(board, info)
+    return Position(board, info)
 
 
-def step(position: Forest, joint: Sequence[Sequence[int]]) -> Forest:
+def step(position: Position, joint: Sequence[Sequence[int]]) -> Position:
     """`rules.step`."""
     return _frame(position, joint, -1)
 
 
-def step_favouring(position: Forest, joint: Sequence[Sequence[int]], player: int) -> Forest:
+def step_favouring(position: Position, joint: Sequence[Sequence[int]], player: int) -> Position:
     """`rules.step_favouring`: `player` wins the frame's interactions."""
     return _frame(position, joint, player)
 
 
-def returns(position: Forest) -> tuple[float, float]:
+def returns(position: Position) -> tuple[float, float]:
     return kernels.returns_of(position.board, position.info)
 
 
-def end_reason(position: Forest) -> str:
+def end_reason(position: Position) -> str:
     return kernels.end_reason(position.board, position.info)
 
 
-def encode_many(positions: Sequence[Forest], players: Sequence[int]) -> dict[str, np.ndarray]:
+def encode_many(positions: Sequence[Position], players: Sequence[int]) -> dict[str, np.ndarray]:
     """`encoding.encode` of each position for its player: {"obs": float32 (n, INPUT_SIZE)}."""
     if len(players) != len(positions) or any(player not in (0, 1) for player in players):
         raise GameError(f"spring2021: one player (0 or 1) per state, got {list(players)!r}")
     return {"obs": kernels.encode_batch(*stack(positions), np.array(players, dtype=np.int64))}
 
 
-def encode(position: Forest, player: int) -> dict[str, np.ndarray]:
+def encode(position: Position, player: int) -> dict[str, np.ndarray]:
     return {"obs": encode_many([position], [player])["obs"][0]}
 
 
@@ -132,7 +110,7 @@ def encode(position: Forest, player: int) -> dict[str, np.ndarray]:
 playouts = shared_playouts(REFERENCE, to_reference, stack, kernels.playout_returns)
 
 
-def gardener_action(position: Forest, player: int) -> int:
+def gardener_action(position: Position, player: int) -> int:
     """`gardener.gardener_action` of the position: its legal actions' verbs from the tree codes (an
     own tree's cell grows it, or completes it when large; an empty cell is a seed's target)."""
     richness = position.board[RICHNESS:TREES].tolist()
@@ -152,4 +130,4 @@ def _verb(action: int, trees: Sequence[int]) -> str:
 
 
 # The game of this module's functions (kernel_games.RULES) and the reference's views of its states.
-GAME: Game[Forest] = kernel_game(REFERENCE, sys.modules[__name__])
+GAME: Game[Position] = kernel_game(REFERENCE, sys.modules[__name__])
