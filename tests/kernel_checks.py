@@ -5,6 +5,7 @@ shown or stored, against the reference game's."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -152,3 +153,13 @@ def assert_refuses_a_third_player(kernel: Game, position: Any) -> None:
         kernel.encode_many([position], [2])
     with pytest.raises(GameError, match="0 or 1"):
         kernel.legal_masks(position, 2)
+
+
+def assert_a_step_keeps_its_position(kernel: Game, position: Any, joint: Sequence[Any]) -> None:
+    """Stepping `position` (a dataclass of arrays) by the legal `joint` leaves its arrays as they
+    were: a kernel game's states are never changed once made."""
+    before = dataclasses.astuple(position)  # copies of the arrays
+    kernel.step(position, joint)
+    assert all(
+        np.array_equal(now, then) for now, then in zip(dataclasses.astuple(position), before, strict=True)
+    )

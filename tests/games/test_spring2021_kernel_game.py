@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from kernel_checks import (
+    assert_a_step_keeps_its_position,
     assert_playouts_alike,
     assert_positions_alike,
     assert_refused_alike,
@@ -90,7 +91,4 @@ def test_a_bad_joint_action_is_refused_as_the_reference_refuses_it(games):
 
 def test_a_step_leaves_the_position_it_started_from_unchanged(games):
     state, position = games[2][5]
-    board, info = position.board.copy(), position.info.copy()
-    KERNEL_GAME.step(position, [(rules.WAIT_ACTION,)] * len(GAME.to_move(state)))
-    assert np.array_equal(position.board, board)
-    assert np.array_equal(position.info, info)
+    assert_a_step_keeps_its_position(KERNEL_GAME, position, [(rules.WAIT_ACTION,)] * len(GAME.to_move(state)))
