@@ -43,6 +43,9 @@ from arena_workers.context import WorkerContext
 
 WORKER_SETTINGS = {"lease_seconds": 3, "heartbeat_seconds": 1, "task_time_limit_seconds": 60}
 TIMEOUT_S = 45.0
+# The ladder budget whose uct games last long enough (seconds a pairing, on the compiled core) that a
+# worker is caught in play: at 8-32 simulations the compiled games end before a test can act.
+PLAYS_A_WHILE = 400
 
 
 @pytest.fixture
@@ -199,7 +202,7 @@ def test_a_challenge_posted_to_the_api_is_played_by_a_worker_and_rates_nobody(
 def test_a_pairing_killed_mid_play_is_finished_by_another_worker_and_counted_once(
     engine, blobs, worker_environment, start_worker, redis_url, tmp_path
 ):
-    ladder = _chaos_ladder(engine, simulations=32)
+    ladder = _chaos_ladder(engine, simulations=PLAYS_A_WHILE)
     environment = worker_environment(**WORKER_SETTINGS)
     doomed = start_worker(environment)
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
@@ -281,11 +284,10 @@ def _assert_played_as_if_undisturbed(engine, ladder_id: int, folder: Path) -> No
 # Leases long enough that a dead worker is always found by its silent heartbeat first (two beats,
 # once the sweeper has watched the beats for two: its process may take seconds to start on a busy machine).
 DEATH_SETTINGS = WORKER_SETTINGS | {"lease_seconds": 20}
+
+
 # uct simulations at which a Bobail pairing runs long enough to be seen running and killed, again and
 # again: on the compiled core a pairing at 48 is over in about 0.1 s, at 400 in half a second or more.
-PLAYS_A_WHILE = 400
-
-
 def test_a_pairing_whose_worker_dies_whenever_it_plays_alone_is_failed_and_booked_again(
     engine, worker_environment, start_worker, redis_url
 ):
@@ -338,7 +340,7 @@ def test_three_kills_of_one_pairings_worker_cost_it_nothing_and_change_no_result
 def test_a_redis_outage_mid_play_costs_no_attempt_and_changes_no_result(
     engine, worker_environment, start_worker, redis_url, tcp_proxy, tmp_path
 ):
-    ladder = _chaos_ladder(engine, simulations=8)
+    ladder = _chaos_ladder(engine, simulations=PLAYS_A_WHILE)
     broker = make_url(redis_url)
     proxy = tcp_proxy(broker.port or 6379)
     proxied = f"redis://127.0.0.1:{proxy.port}/{broker.database}"
@@ -354,7 +356,7 @@ def test_a_redis_outage_mid_play_costs_no_attempt_and_changes_no_result(
 def test_a_postgresql_outage_mid_play_costs_no_attempt_and_changes_no_result(
     engine, worker_environment, start_worker, redis_url, postgres_url, tcp_proxy, tmp_path
 ):
-    ladder = _chaos_ladder(engine, simulations=8)
+    ladder = _chaos_ladder(engine, simulations=PLAYS_A_WHILE)
     database = make_url(postgres_url)
     proxy = tcp_proxy(database.port or 5432)
     proxied = database.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)

@@ -113,13 +113,14 @@ class _Estimating:
     def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
         decisions = self.player.decide(game, requests)
         return [
-            dataclasses.replace(decision, insight={**(decision.insight or {}), "value": _lead(request)})
+            dataclasses.replace(decision, insight={**(decision.insight or {}), "value": _lead(game, request)})
             for decision, request in zip(decisions, requests, strict=True)
         ]
 
 
-def _lead(request: Request) -> float:
-    score = request.state.score
+def _lead(game: Game, request: Request) -> float:
+    """Through `game.to_dict`: the state is the match engine's, on either core."""
+    score = game.to_dict(request.state)["score"]
     return math.tanh((score[request.player] - score[1 - request.player]) / 20)
 
 

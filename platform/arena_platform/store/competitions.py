@@ -438,8 +438,8 @@ def check_ranking_shown(session: Session, *, ladder: Ladder) -> None:
     """RankingHidden when `ladder` is the ladder of a competition whose ranking is hidden: its
     ratings and ranks, and its final's provisional ranking, are then shown to nobody until its final
     is finished (store.ladders.hidden_ranking_ladders: the final's result is the first ranking). Its
-    games stay public, as every game is."""
-    if hidden_ranking_ladders(session, ladder_ids=[ladder.id]):
+    games stay public, as every game is. An open ladder costs no query."""
+    if ladder.competition_id is not None and hidden_ranking_ladders(session, ladder_ids=[ladder.id]):
         competition = session.get(Competition, ladder.competition_id)
         raise RankingHidden(
             f"the ranking of competition {competition.id} ({competition.title}) is hidden until the "
