@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
@@ -21,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from arena_bots.match import PlatformFault
 from arena_platform.blobs import BlobStore
+from arena_platform.models import utc_now
 from arena_platform.queue import Enqueue
 from arena_platform.settings import Settings
 from arena_workers.liveness import ProcessBeat
@@ -39,6 +41,8 @@ SWEEP = "arena.sweep"  # ()
 class WorkerContext:
     """What the tasks of one worker process share. `enqueue` sends a task by name with id arguments.
 
+    `clock` is the time competitions' deadlines and finals are read by, as the API's
+    (`api.deps.Services.clock`): a test's clock; leases and heartbeats keep the machine's time.
     `waiting_pairings` names the pairings of the messages waiting in the play queue (it answers
     None, or is None, where the broker cannot tell). `play_elsewhere`, where set, plays this
     process's play messages in other processes (the embedded worker's, `arena_workers.processes`);
@@ -53,6 +57,7 @@ class WorkerContext:
     enqueue: Enqueue
     waiting_pairings: Callable[[], set[int] | None] | None = None
     play_elsewhere: Callable[[list[int]], list[PairingOutcome]] | None = None
+    clock: Callable[[], datetime] = utc_now
     models: ModelCache = field(init=False)
     beat: ProcessBeat = field(init=False)
     stopping: threading.Event = field(init=False, default_factory=threading.Event)

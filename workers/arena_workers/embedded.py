@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from celery.exceptions import SecurityWarning
@@ -31,6 +33,7 @@ from sqlalchemy import Engine
 
 from arena_bots.warm import warm_up_or_log
 from arena_platform.blobs import BlobStore
+from arena_platform.models import utc_now
 from arena_platform.queue import DEFAULT_QUEUE, TRAINING_QUEUE
 from arena_platform.settings import Settings
 from arena_workers.celery_app import ArenaCelery, create_celery_app
@@ -47,7 +50,16 @@ STOP_TIMEOUT_SECONDS = 30.0  # how long `stop` waits for the running task to giv
 class EmbeddedWorker:
     """Start with `start()` (or `with`), send work with `enqueue`, end with `stop()`."""
 
-    def __init__(self, settings: Settings, *, engine: Engine, blobs: BlobStore, processes: int = 1) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        engine: Engine,
+        blobs: BlobStore,
+        processes: int = 1,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        """`clock`: the time competitions are read by (`WorkerContext.clock`; a test's, as the API's)."""
         if not settings.embedded_worker:
             raise ValueError(f"the embedded worker runs on the in-memory broker, not {settings.broker_url}")
         if processes < 1:
@@ -58,6 +70,7 @@ class EmbeddedWorker:
             blobs=blobs,
             enqueue=self.enqueue,
             waiting_pairings=self.waiting_pairings,
+            clock=clock,
         )
         self._processes = processes
         self._players: PlayProcesses | None = None  # started with the worker when processes > 1

@@ -24,7 +24,11 @@ from arena_workers.context import WorkerContext
 def schedule_ladder(context: WorkerContext, *ladder_ids: int) -> list[int]:
     """Books each ladder's next pairings and sends them (store.scheduling.book_rounds); their ids."""
     return book_rounds(
-        context.engine, context.enqueue, ladder_ids, redelivery_seconds=context.settings.lease_seconds
+        context.engine,
+        context.enqueue,
+        ladder_ids,
+        redelivery_seconds=context.settings.lease_seconds,
+        now=context.clock(),
     )
 
 

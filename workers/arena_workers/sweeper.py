@@ -84,7 +84,7 @@ def sweep(context: WorkerContext, *, resend_all_queued: bool = False, detect_dea
             resend_all_queued=resend_all_queued,
         )
         stale, stalled = stale_ladders(db), stalled_ladders(db)
-        closed, finals = unfinished_finals(db, now=now)
+        closed, finals = unfinished_finals(db, now=context.clock())  # competitions' time
         sessions = sweep_sessions(
             db,
             lease_seconds=settings.lease_seconds,

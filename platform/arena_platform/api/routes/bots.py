@@ -393,7 +393,11 @@ def _schedule(services: Services, ladder_id: int) -> None:
     round picks the bot up otherwise."""
     try:
         book_rounds(
-            services.engine, services.enqueue, [ladder_id], redelivery_seconds=services.settings.lease_seconds
+            services.engine,
+            services.enqueue,
+            [ladder_id],
+            redelivery_seconds=services.settings.lease_seconds,
+            now=services.clock(),
         )
     except Exception:
         _log.exception("could not book and send a round of ladder %d", ladder_id)
