@@ -1,5 +1,5 @@
 """A competition with its entrants, made in the store (no API, no clock): the final's tests start
-from it."""
+from it; and the clock that the competitions' tests through the API inject."""
 
 from __future__ import annotations
 
@@ -12,6 +12,16 @@ from arena_bots.manifest import Manifest
 from arena_platform.models import Competition
 from arena_platform.store import bots, competitions, users
 from arena_platform.store.competitions import CompetitionTerms, FinalTerms
+
+
+class Clock:
+    """The time competitions are read by (the API's and the worker's `clock`): whatever the test sets."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
 
 
 def entered_competition(

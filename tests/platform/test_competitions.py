@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from competitions_setup import Clock
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
@@ -32,16 +33,6 @@ from arena_platform.store.reads import as_utc
 
 OPENS = datetime(2027, 1, 1, 12, tzinfo=UTC)
 DEADLINE = OPENS + timedelta(days=7)
-
-
-class Clock:
-    """The app's clock: whatever time the test sets."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from competitions_setup import Clock
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import col, select
@@ -41,14 +42,6 @@ OPENS = datetime(2027, 2, 1, 12, tzinfo=UTC)
 DEADLINE = OPENS + timedelta(days=1)
 STARTS = DEADLINE + FINAL_GRACE
 ENTRANTS = 3
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture
