@@ -44,7 +44,7 @@ from arena_platform.store import (
     reads,
     training,
 )
-from arena_platform.store.ladders import hidden_ranking_ladders
+from arena_platform.store.ladders import ranking_hidden
 
 FRONTEND = Path(arena_platform.__file__).resolve().parents[2] / "frontend"
 GAMES_PER_PAGE = 50
@@ -353,7 +353,7 @@ def _leaderboard_page(
         return render(request, "leaderboard.html", ladder=None, ladders=[], page_data=None)
     others = ladders.list_ladders(session)
     competition = None if ladder.competition_id is None else session.get(Competition, ladder.competition_id)
-    if hidden_ranking_ladders(session, ladder_ids=[ladder.id]):
+    if ranking_hidden(session, ladder=ladder):
         hidden = {"competition": competition, "page_data": None}  # no ratings, no polling
         return render(request, "leaderboard.html", ladder=ladder, ladders=others, **hidden)
     data = {  # the leaderboard exactly as the page's polling fetches it, from the API's cache

@@ -22,7 +22,7 @@ from arena_bots.manifest import Manifest
 from arena_platform.models import Bot, Ladder, Rating, TrainingSession, User
 from arena_platform.store.bookings import bot_queue
 from arena_platform.store.challenges import challenges_of_bot
-from arena_platform.store.ladders import hidden_ranking_ladders, house_bots
+from arena_platform.store.ladders import house_bots, ranking_hidden
 from arena_platform.store.reads import BotDetail, BotRef, BotSummary, RatingView, sprt_test
 from arena_platform.store.sprt_tests import (
     DEFAULT_PARAMETERS,
@@ -176,7 +176,7 @@ def describe_bot(session: Session, *, bot_id: int) -> BotDetail | None:
     if row is None:
         return None
     bot, ladder, author, rating = row
-    hidden = bool(hidden_ranking_ladders(session, ladder_ids=[ladder.id]))
+    hidden = ranking_hidden(session, ladder=ladder)
     return BotDetail(
         **_bot_summary(bot, ladder, author).model_dump(),
         manifest=bot.manifest,

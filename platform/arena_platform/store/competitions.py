@@ -36,7 +36,12 @@ from arena_bots.manifest import Manifest
 from arena_games.registry import GAMES
 from arena_platform.models import Bot, Competition, CompetitionFinal, Entry, Ladder, User
 from arena_platform.store import bots
-from arena_platform.store.ladders import add_competition_ladder, hidden_ranking_ladders, house_bots
+from arena_platform.store.ladders import (
+    add_competition_ladder,
+    hidden_ranking_ladders,
+    house_bots,
+    ranking_hidden,
+)
 from arena_platform.store.leagues import league_sizes
 from arena_platform.store.reads import BotRef, UtcDatetime, as_utc
 from arena_platform.store.refusals import BotNotFound, NotYourBot, Refused, WrongGame, WrongVersion
@@ -438,8 +443,8 @@ def check_ranking_shown(session: Session, *, ladder: Ladder) -> None:
     """RankingHidden when `ladder` is the ladder of a competition whose ranking is hidden: its
     ratings and ranks, and its final's provisional ranking, are then shown to nobody until its final
     is finished (store.ladders.hidden_ranking_ladders: the final's result is the first ranking). Its
-    games stay public, as every game is. An open ladder costs no query."""
-    if ladder.competition_id is not None and hidden_ranking_ladders(session, ladder_ids=[ladder.id]):
+    games stay public, as every game is."""
+    if ranking_hidden(session, ladder=ladder):
         competition = session.get(Competition, ladder.competition_id)
         raise RankingHidden(
             f"the ranking of competition {competition.id} ({competition.title}) is hidden until the "

@@ -53,7 +53,7 @@ from arena_platform.finals.schedule import FinalPairing, FinalPlan, extra_round,
 from arena_platform.models import Bot, Competition, CompetitionFinal, GameRecord, Ladder, Pairing, User
 from arena_platform.ratings import GameResult
 from arena_platform.store.competitions import phase
-from arena_platform.store.ladders import hidden_ranking_ladders
+from arena_platform.store.ladders import ranking_hidden
 from arena_platform.store.pairings import DONE, FAILED, QUEUED, RUNNING, create_pairings
 from arena_platform.store.reads import UtcDatetime, as_utc
 
@@ -315,7 +315,7 @@ def results(session: Session, *, competition: Competition, now: datetime) -> Fin
         in_flight=counts.get(QUEUED, 0) + counts.get(RUNNING, 0),
         rounds=rounds,
     )
-    hidden = bool(hidden_ranking_ladders(session, ladder_ids=[ladder.id]))
+    hidden = ranking_hidden(session, ladder=ladder)
     ranked = None if hidden else final_ranking(session, competition_id=competition.id)
     return FinalResults(
         competition_id=competition.id,

@@ -122,6 +122,12 @@ def hidden_ranking_ladders(session: Session, *, ladder_ids: Iterable[int]) -> se
     )
 
 
+def ranking_hidden(session: Session, *, ladder: Ladder) -> bool:
+    """Whether `ladder`'s ratings are hidden now (`hidden_ranking_ladders` for one ladder); an open
+    ladder's never are, which costs no query."""
+    return ladder.competition_id is not None and bool(hidden_ranking_ladders(session, ladder_ids=[ladder.id]))
+
+
 def get_ladder(session: Session, *, ladder_id: int) -> Ladder | None:
     return session.get(Ladder, ladder_id)
 

@@ -33,7 +33,7 @@ from sqlmodel import Session, col, select
 
 from arena_platform.models import Bot, Competition, GameRecord, Ladder, LeaguePromotion, Pairing, Rating, User
 from arena_platform.ratings import PairCounts, RatingTable, stronger_probabilities
-from arena_platform.store.ladders import hidden_ranking_ladders
+from arena_platform.store.ladders import ranking_hidden
 from arena_platform.store.reads import UtcDatetime
 
 PROMOTION_LEVEL = 0.95  # P(bot > its league's boss) that promotes it: the one-sided 95% of the fit
@@ -226,7 +226,7 @@ def leagues_view(session: Session, *, competition: Competition, ladder: Ladder) 
     if not competition.leagues:
         return None
     placed = standings(session, competition, ladder)
-    hidden = bool(hidden_ranking_ladders(session, ladder_ids=[ladder.id]))
+    hidden = ranking_hidden(session, ladder=ladder)
     rows = _league_bots(session, ladder.id, [standing.bot_id for standing in placed], hidden)
     names = [league["name"] for league in competition.leagues]
     promotions = _promotions(session, competition.id, names, hidden)
