@@ -22,6 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, make_url
 from sqlmodel import col, select
+from waiting import wait_until
 
 from arena_bots.manifest import Manifest
 from arena_games.registry import get_game
@@ -52,13 +53,6 @@ PLAYS_A_WHILE = 400
 def blobs(tmp_path: Path) -> BlobStore:
     """The blob store the workers write to (see `worker_environment`)."""
     return BlobStore(str(tmp_path / "blobs"))
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.05)
 
 
 def _tiny_network_bot(name: str, player: str, seed: int) -> tuple[Manifest, bytes]:
@@ -130,7 +124,7 @@ def test_workers_play_a_ladder_of_house_and_network_bots_end_to_end(
         }
         return all(pairs.count(pair) >= count for pair, count in owed.items()) and set(rated) == set(bots)
 
-    wait_until(introduced_and_rated, "every bot played its introduction and has a rating")
+    wait_until(introduced_and_rated, "every bot played its introduction and has a rating", timeout=TIMEOUT_S)
 
     game = get_game("bobail")
     with session(engine) as db:
@@ -185,7 +179,11 @@ def test_a_challenge_posted_to_the_api_is_played_by_a_worker_and_rates_nobody(
         made = client.post("/api/v1/challenges", json=body, headers={"Authorization": f"Bearer {token}"})
         assert made.status_code == 201, made.text
         url = f"/api/v1/challenges/{made.json()['id']}"
-        wait_until(lambda: client.get(url).json()["status"] == "finished", "the worker played the challenge")
+        wait_until(
+            lambda: client.get(url).json()["status"] == "finished",
+            "the worker played the challenge",
+            timeout=TIMEOUT_S,
+        )
         played = client.get(url).json()
     assert (played["progress"], played["games"]) == ({"queued": 0, "running": 0, "done": 3, "failed": 0}, 6)
     for summary in played["game_list"]:
@@ -207,7 +205,7 @@ def test_a_pairing_killed_mid_play_is_finished_by_another_worker_and_counted_onc
     doomed = start_worker(environment)
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder.id)
 
-    wait_until(lambda: _in_play_for_a_while(engine), "the first worker plays a pairing")
+    wait_until(lambda: _in_play_for_a_while(engine), "the first worker plays a pairing", timeout=TIMEOUT_S)
     doomed.kill()
     with session(engine) as db:
         killed = db.exec(select(Pairing).where(Pairing.status == "running")).all()
@@ -305,7 +303,7 @@ def test_a_pairing_whose_worker_dies_whenever_it_plays_alone_is_failed_and_booke
         with session(engine) as db:
             return len(db.exec(select(Pairing).where(Pairing.status == "done")).all()) >= 2
 
-    wait_until(replaced, "the failed pairing's pair is booked and played again")
+    wait_until(replaced, "the failed pairing's pair is booked and played again", timeout=TIMEOUT_S)
     with session(engine) as db:
         failed = db.get(Pairing, doomed.id)
         assert (failed.attempts, failed.isolated) == (1, True)
@@ -329,7 +327,11 @@ def test_three_kills_of_one_pairings_worker_cost_it_nothing_and_change_no_result
     target = _kill_its_worker(engine, None, killed)
     for _ in range(2):
         _kill_its_worker(engine, target.id, killed)
-    wait_until(lambda: _pairing(engine, target.id).status == "done", "the pairing was played at last")
+    wait_until(
+        lambda: _pairing(engine, target.id).status == "done",
+        "the pairing was played at last",
+        timeout=TIMEOUT_S,
+    )
     workers[0].kill()
     print(f"killed {sorted(killed)}\n--- the worker\n{workers[0].output()}")
     played = _pairing(engine, target.id)
@@ -373,7 +375,7 @@ def _outage_mid_play(engine, redis_url: str, ladder_id: int, proxy: TcpProxy, *,
     """Books the ladder's first round, cuts `proxy` for `seconds` while a pairing plays, and waits
     until every pairing in flight then is done, none of them charged an attempt."""
     celery_enqueue(redis_url)(SCHEDULE_LADDER, ladder_id)
-    wait_until(lambda: _in_play_for_a_while(engine), "a worker plays a pairing")
+    wait_until(lambda: _in_play_for_a_while(engine), "a worker plays a pairing", timeout=TIMEOUT_S)
     with session(engine) as db:
         in_flight = [
             p.id for p in db.exec(select(Pairing).where(col(Pairing.status).in_(["queued", "running"])))

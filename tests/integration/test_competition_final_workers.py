@@ -5,13 +5,13 @@ pairing of its schedule played exactly once, none lost, none twice, and its rank
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from competitions_setup import entered_competition
 from sqlmodel import col, select
+from waiting import wait_until
 
 from arena_platform.blobs import BlobStore
 from arena_platform.db import session
@@ -30,13 +30,6 @@ ENTRANTS = 4
 def blobs(tmp_path: Path) -> BlobStore:
     """The blob store the workers write to (see `worker_environment`)."""
     return BlobStore(str(tmp_path / "blobs"))
-
-
-def _wait_until(condition, what: str, timeout: float = TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.05)
 
 
 def _closed_competition(engine, blobs: BlobStore, onnx_bot) -> tuple[int, list[int]]:
@@ -85,7 +78,7 @@ def test_a_final_is_played_exactly_once_through_a_worker_killed_during_it(
         killed[:] = [p.id for p in running if _parent(int(p.lease_owner.split("/")[1])) == doomed.pid]
         return bool(killed)
 
-    _wait_until(doomed_plays_the_final, "the second worker plays a pairing of the final")
+    wait_until(doomed_plays_the_final, "the second worker plays a pairing of the final", timeout=TIMEOUT_S)
     doomed.kill()
 
     def finished() -> bool:
@@ -93,7 +86,7 @@ def test_a_final_is_played_exactly_once_through_a_worker_killed_during_it(
             final = db.get(CompetitionFinal, competition)
             return final is not None and final.finished_at is not None
 
-    _wait_until(finished, "the final is finished by the worker left", timeout=2 * TIMEOUT_S)
+    wait_until(finished, "the final is finished by the worker left", timeout=2 * TIMEOUT_S)
     print(f"killed {killed}\n--- steady\n{steady.output()}\n--- doomed\n{doomed.output()}")
     with session(engine) as db:
         final = db.get(CompetitionFinal, competition)

@@ -10,12 +10,12 @@ per generation with a few simulations, leases of three seconds, the sweeper ever
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import select
+from waiting import wait_until
 
 from arena_platform.api import create_app
 from arena_platform.db import session
@@ -33,13 +33,6 @@ WORKER_SETTINGS = {
 }
 EPISODES, PER_GENERATION = 6, 2  # three generations, each checkpointed
 TIMEOUT_S = 90.0  # per wait: the machine may be busy
-
-
-def wait_until(condition, what: str, timeout: float = TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.05)
 
 
 def _checkpoints(engine: Engine) -> list[TrainingCheckpoint]:
@@ -80,7 +73,9 @@ def test_a_session_killed_mid_run_resumes_and_its_checkpoints_are_rated(
         assert response.status_code == 202, response.text
         session_id = response.json()["id"]
 
-        wait_until(lambda: len(_checkpoints(engine)) >= 1, "the first checkpoint is entered")
+        wait_until(
+            lambda: len(_checkpoints(engine)) >= 1, "the first checkpoint is entered", timeout=TIMEOUT_S
+        )
         _holder(engine, session_id, trainers).kill()
         assert len(_checkpoints(engine)) < 3, "the first worker finished before it was killed"
         assert client.get(f"/api/v1/training-sessions/{session_id}").json()["status"] == "running"
@@ -88,7 +83,7 @@ def test_a_session_killed_mid_run_resumes_and_its_checkpoints_are_rated(
         def finished() -> bool:
             return client.get(f"/api/v1/training-sessions/{session_id}").json()["status"] == "finished"
 
-        wait_until(finished, "the resumed session finishes")
+        wait_until(finished, "the resumed session finishes", timeout=TIMEOUT_S)
         detail = client.get(f"/api/v1/training-sessions/{session_id}").json()
 
     assert detail["progress"]["games"] == EPISODES
@@ -111,7 +106,7 @@ def test_a_session_killed_mid_run_resumes_and_its_checkpoints_are_rated(
             rated = set(db.exec(select(Rating.bot_id)).all())
         return set(bot_ids[-2:]) <= rated  # the two active checkpoints (the first may retire unplayed)
 
-    wait_until(latest_rated, "the ladder rates the active checkpoints")
+    wait_until(latest_rated, "the ladder rates the active checkpoints", timeout=TIMEOUT_S)
     with session(engine) as db:
         detail = training.describe_session(db, session_id=session_id)
     for checkpoint in detail.checkpoints[-2:]:

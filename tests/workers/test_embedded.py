@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
+from waiting import wait_until
 
 from arena_bots.manifest import Manifest
 from arena_games.registry import get_game
@@ -191,13 +192,6 @@ def test_the_celery_configuration_keeps_every_task_until_it_ran(settings):
     assert config["task_routes"] == {TRAIN_SESSION: {"queue": "training"}}  # match workers never train
 
 
-def _wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
-
-
 def _statuses(engine: Engine) -> dict[int, tuple[str, int]]:
     with session(engine) as db:
         return {p.id: (p.status, p.attempts) for p in db.exec(select(Pairing))}
@@ -209,7 +203,11 @@ def test_stopping_gives_the_running_pairings_back_and_a_restart_resumes_them(set
         db.commit()
     worker = EmbeddedWorker(settings, engine=engine, blobs=blobs).start()
     worker.enqueue(SCHEDULE_LADDER, ladder.id)
-    _wait_for(lambda: "running" in {status for status, _ in _statuses(engine).values()}, "nothing ran")
+    wait_until(
+        lambda: "running" in {status for status, _ in _statuses(engine).values()},
+        "nothing ran",
+        timeout=TIMEOUT_S,
+    )
     started = time.monotonic()
     worker.stop()
     assert time.monotonic() - started < 10  # no waiting for the games to end
@@ -219,9 +217,10 @@ def test_stopping_gives_the_running_pairings_back_and_a_restart_resumes_them(set
         assert db.exec(select(func.count(GameRecord.id))).one() == 0  # no game forfeited on the way out
 
     with EmbeddedWorker(settings, engine=engine, blobs=blobs):  # its broker is new and empty
-        _wait_for(
+        wait_until(
             lambda: ("running", 0) in {_statuses(engine)[pairing_id] for pairing_id in given_back},
             "the given-back pairings were not taken up again at once after the restart",
+            timeout=TIMEOUT_S,
         )
 
 
@@ -257,7 +256,11 @@ def test_a_challenge_posted_to_the_api_is_played_by_the_embedded_worker(settings
             made = client.post("/api/v1/challenges", json=body, headers={"Authorization": f"Bearer {token}"})
             assert made.status_code == 201, made.text
             url = f"/api/v1/challenges/{made.json()['id']}"
-            _wait_for(lambda: client.get(url).json()["status"] == "finished", "the challenge was not played")
+            wait_until(
+                lambda: client.get(url).json()["status"] == "finished",
+                "the challenge was not played",
+                timeout=TIMEOUT_S,
+            )
             played = client.get(url).json()
     assert (played["progress"]["done"], played["games"], len(played["game_list"])) == (2, 4, 4)
     with session(engine) as db:  # the ladder's own rounds start after each task; only theirs are counted

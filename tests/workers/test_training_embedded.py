@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import tarfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlmodel import select
+from waiting import wait_until
 
 from arena_platform.api import create_app
 from arena_platform.blobs import BlobStore
@@ -42,13 +42,6 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path, lease_seconds=6, heartbeat_seconds=1, ladder_simulations=4).check()
 
 
-def wait_until(condition, what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.1)
-
-
 @contextmanager
 def _platform(settings: Settings) -> Iterator[tuple[Engine, TestClient, dict[str, str]]]:
     """The API over a migrated database with the embedded workers (a training worker beating),
@@ -62,7 +55,7 @@ def _platform(settings: Settings) -> Iterator[tuple[Engine, TestClient, dict[str
     with EmbeddedWorker(settings, engine=engine, blobs=blobs) as worker:
         app = create_app(settings, engine=engine, blobs=blobs, enqueue=worker.enqueue)
         with TestClient(app) as client:
-            wait_until(lambda: _training_workers(engine) == 1, "the training worker beats")
+            wait_until(lambda: _training_workers(engine) == 1, "the training worker beats", timeout=TIMEOUT_S)
             yield engine, client, {"Authorization": f"Bearer {token}"}
 
 
@@ -127,7 +120,9 @@ def _trained(client: TestClient, headers: dict[str, str], ask: dict) -> tuple[di
     response = client.post("/api/v1/training-sessions", json=ask, headers=headers)
     assert response.status_code == 202, response.text
     url = f"/api/v1/training-sessions/{response.json()['id']}"
-    wait_until(lambda: client.get(url).json()["status"] == "finished", f"session {url} finishes")
+    wait_until(
+        lambda: client.get(url).json()["status"] == "finished", f"session {url} finishes", timeout=TIMEOUT_S
+    )
     return response.json(), client.get(url).json()
 
 
@@ -135,7 +130,7 @@ def _rated_checkpoints(engine: Engine, client: TestClient, detail: dict) -> list
     """The bot ids of a session's checkpoints, once all are rated, checked to be on its game's
     leaderboard as checkpoints (and no other bot is)."""
     bot_ids = [checkpoint["bot_id"] for checkpoint in detail["checkpoints"]]
-    wait_until(lambda: _rated(engine) >= set(bot_ids), "the checkpoints are rated")
+    wait_until(lambda: _rated(engine) >= set(bot_ids), "the checkpoints are rated", timeout=TIMEOUT_S)
     ladder = next(item for item in client.get("/api/v1/ladders").json() if item["game"] == detail["game"])
     board = client.get(f"/api/v1/ladders/{ladder['id']}/leaderboard").json()["entries"]
     assert {entry["bot_id"] for entry in board if entry["checkpoint"]} == set(bot_ids)

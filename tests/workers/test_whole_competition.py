@@ -15,13 +15,13 @@ import io
 import threading
 import time
 import zipfile
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from competitions_setup import Clock
 from fastapi.testclient import TestClient
 from sqlmodel import col, select
+from waiting import wait_until
 
 from arena_bots.manifest import Manifest
 from arena_platform.api import create_app
@@ -53,13 +53,6 @@ TERMS = {
     "final": {"pairs": 1},
     "leagues": [{"name": "wood", "boss": "random"}, {"name": "bronze", "boss": "uct"}],
 }
-
-
-def _wait_for(condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.1)
 
 
 def _refusal(response) -> tuple[int, str]:
@@ -123,7 +116,7 @@ def test_a_whole_competition_from_its_opening_to_its_exported_final(tmp_path: Pa
                 promotions = client.get(leagues).json()["leagues"][0]["promotions"]
                 return [promotion for promotion in promotions if promotion["bot_id"] == champ_id]
 
-            _wait_for(champion_promoted, "the zoo bot's promotion")
+            wait_until(champion_promoted, "the zoo bot's promotion", timeout=TIMEOUT_S)
             wood, bronze = client.get(leagues).json()["leagues"]
             (promotion,) = champion_promoted()
             assert promotion["to_league"] == "bronze"
@@ -163,7 +156,11 @@ def test_a_whole_competition_from_its_opening_to_its_exported_final(tmp_path: Pa
             # Past the grace the worker starts the final by itself (its sweeper) and plays it to its end.
             clock.now = DEADLINE + FINAL_GRACE
             results = f"{url}/results"
-            _wait_for(lambda: client.get(results).json()["phase"] == "finished", "the final finished")
+            wait_until(
+                lambda: client.get(results).json()["phase"] == "finished",
+                "the final finished",
+                timeout=TIMEOUT_S,
+            )
             answer = client.get(results).json()
             assert (answer["provisional"], sorted(answer["entrants"])) == (False, entrants)
             progress = answer["progress"]
