@@ -345,7 +345,7 @@ def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> lis
     for request, (board, info) in zip(requests, positions, strict=True):
         tree = _new_tree(tree_game, board, info, config.simulations + 1)
         rng = pcg64.state_of(request.rng)
-        actions, visits, priors, value = uct_search(
+        actions, visits, priors, value_sums, value = uct_search(
             tree_game.tag, tree, board, info, rng, config.simulations, config.exploration
         )
         pcg64.restore(request.rng, rng)
@@ -354,6 +354,7 @@ def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> lis
                 actions=actions.astype(np.int64),
                 visits=visits.astype(np.float64),
                 priors=priors.astype(np.float64),
+                action_values=value_sums / np.maximum(visits.astype(np.float64), 1.0),
                 value=value,
                 simulations=config.simulations,
             )
@@ -531,10 +532,11 @@ def uct_search(
     rng: np.ndarray,
     simulations: int,
     exploration: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """The root's edges after `simulations` descents from the running position (board, info, used
     as scratch) in the empty `tree` (room for simulations + 1 nodes): actions int32 (k,), visits
-    float32 (k,), priors float32 (k,), and the root's mean value for its mover. `rng`: a PCG64
+    float32 (k,), priors float32 (k,), value sums float32 (k,) for the root's mover, and the root's
+    mean value for its mover. `rng`: a PCG64
     state, advanced in place."""
     _add(tag, tree, board, info, rng)
     for _ in range(simulations):
@@ -559,5 +561,6 @@ def uct_search(
         tree.edge_action[first : first + count].copy(),
         tree.edge_visits[first : first + count].copy(),
         tree.edge_prior[first : first + count].copy(),
+        tree.edge_value[first : first + count].copy(),
         value,
     )

@@ -106,6 +106,7 @@ class SearchResult:
     actions: np.ndarray  # (k,) int: the root's legal actions (flat indices of the one head)
     visits: np.ndarray  # (k,) float64: descents through each action
     priors: np.ndarray  # (k,) float64: the evaluator's priors (before any root noise)
+    action_values: np.ndarray  # (k,) float64: each action's mean value for the root's mover, 0 if unvisited
     value: float  # mean value of the root for its player to move, in [-1, 1]
     simulations: int
     fault: str = ""  # not empty: the search failed and the arrays are empty
@@ -114,7 +115,13 @@ class SearchResult:
     def failed(cls, fault: str) -> SearchResult:
         empty = np.zeros(0)
         return cls(
-            actions=empty.astype(np.int64), visits=empty, priors=empty, value=0.0, simulations=0, fault=fault
+            actions=empty.astype(np.int64),
+            visits=empty,
+            priors=empty,
+            action_values=empty,
+            value=0.0,
+            simulations=0,
+            fault=fault,
         )
 
 
@@ -169,10 +176,12 @@ def check_searchable(game: Game) -> None:
 
 
 def choose_action(result: SearchResult, temperature: float, rng: np.random.Generator) -> int:
-    """The move of a search: most visits (ties: higher prior) at temperature 0, else a draw
-    with probability proportional to visits^(1 / temperature)."""
+    """The move of a search: most visits at temperature 0 (ties: higher prior, then higher mean
+    value, as OpenSpiel's MCTSBot breaks them: a UCT search with fewer simulations than moves
+    visits each tried move once, and plays the one whose playout went best), else a draw with
+    probability proportional to visits^(1 / temperature)."""
     if temperature == 0:
-        return int(result.actions[np.lexsort((-result.priors, -result.visits))[0]])
+        return int(result.actions[np.lexsort((-result.action_values, -result.priors, -result.visits))[0]])
     weights = (result.visits / result.visits.max()) ** (1.0 / temperature)
     return int(result.actions[rng.choice(weights.size, p=weights / weights.sum())])
 
@@ -342,10 +351,12 @@ def child_priors(forest: Any, node: int) -> np.ndarray:
 def root_result(forest: Any, node: int, priors: np.ndarray, config: SearchConfig) -> SearchResult:
     """The search result of the root `node` of `forest` (as in child_priors) with its `priors`."""
     span = slice(forest.node_first[node], forest.node_first[node] + forest.node_count[node])
+    visits = forest.edge_visits[span].astype(np.float64)
     return SearchResult(
         actions=forest.edge_action[span].astype(np.int64),
-        visits=forest.edge_visits[span].astype(np.float64),
+        visits=visits,
         priors=priors,
+        action_values=forest.edge_value[span] / np.maximum(visits, 1.0),
         value=float(forest.node_value[node] / forest.node_visits[node]),
         simulations=config.simulations,
     )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -311,6 +310,7 @@ def test_temperature_samples_by_visits() -> None:
         actions=np.array([4, 7, 9]),
         visits=np.array([10.0, 30.0, 0.0]),
         priors=np.ones(3) / 3,
+        action_values=np.array([0.5, 0.1, 0.0]),
         value=0,
         simulations=40,
     )
@@ -320,6 +320,22 @@ def test_temperature_samples_by_visits() -> None:
     assert 0.68 < picks.count(7) / len(picks) < 0.82
     cold = [choose_action(result, 0.25, rng) for _ in range(200)]
     assert cold.count(7) > 190  # (3/4)^4 against (1/4)^4
+
+
+def test_equal_visits_go_to_the_higher_prior_then_the_better_mean_value() -> None:
+    # A UCT search with fewer simulations than moves visits each move it tries once (Pente's 361
+    # points at the ladder's 100): the move whose playout went best is played, not the first tried.
+    result = SearchResult(
+        actions=np.array([4, 7, 9, 2]),
+        visits=np.array([1.0, 1.0, 1.0, 0.0]),
+        priors=np.ones(4) / 4,
+        action_values=np.array([-1.0, 1.0, -1.0, 0.0]),
+        value=0,
+        simulations=3,
+    )
+    assert choose_action(result, 0.0, np.random.default_rng(0)) == 7
+    favoured = replace(result, priors=np.array([0.4, 0.1, 0.4, 0.1]))
+    assert choose_action(favoured, 0.0, np.random.default_rng(0)) == 4  # the prior comes first
 
 
 def test_root_noise_changes_the_search_but_not_the_reported_priors() -> None:
@@ -421,7 +437,7 @@ def test_rollout_evaluator_averages_playouts_per_leaf() -> None:
 
 def test_only_two_player_zero_sum_games_with_one_head_are_searched() -> None:
     game = tree_game(TRAP)
-    two_heads = dataclasses.replace(game, spec=dataclasses.replace(game.spec, heads={"a": 2, "b": 2}))
+    two_heads = replace(game, spec=replace(game.spec, heads={"a": 2, "b": 2}))
     with pytest.raises(ValueError, match="one action head"):
         search(two_heads, UniformEvaluator(), [Request("root", 0, np.random.default_rng(0))], SearchConfig())
 
