@@ -32,7 +32,7 @@ from numba import njit
 from numba.extending import overload
 
 from arena_bots.match import Request
-from arena_bots.mcts import SearchConfig, SearchResult
+from arena_bots.mcts import SearchConfig, SearchResult, root_result
 from arena_games import pcg64
 from arena_games.api import Game
 from arena_games.bobail import kernel_game as bobail_positions
@@ -345,20 +345,10 @@ def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> lis
     for request, (board, info) in zip(requests, positions, strict=True):
         tree = _new_tree(tree_game, board, info, config.simulations + 1)
         rng = pcg64.state_of(request.rng)
-        actions, visits, priors, value_sums, value = uct_search(
-            tree_game.tag, tree, board, info, rng, config.simulations, config.exploration
-        )
+        uct_search(tree_game.tag, tree, board, info, rng, config.simulations, config.exploration)
         pcg64.restore(request.rng, rng)
-        results.append(
-            SearchResult(
-                actions=actions.astype(np.int64),
-                visits=visits.astype(np.float64),
-                priors=priors.astype(np.float64),
-                action_values=value_sums / np.maximum(visits.astype(np.float64), 1.0),
-                value=value,
-                simulations=config.simulations,
-            )
-        )
+        priors = tree.edge_prior[tree.node_first[0] : tree.node_first[0] + tree.node_count[0]]
+        results.append(root_result(tree, 0, priors.astype(np.float64), config))
     return results
 
 
@@ -532,12 +522,10 @@ def uct_search(
     rng: np.ndarray,
     simulations: int,
     exploration: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """The root's edges after `simulations` descents from the running position (board, info, used
-    as scratch) in the empty `tree` (room for simulations + 1 nodes): actions int32 (k,), visits
-    float32 (k,), priors float32 (k,), value sums float32 (k,) for the root's mover, and the root's
-    mean value for its mover. `rng`: a PCG64
-    state, advanced in place."""
+) -> None:
+    """Grows the empty `tree` (room for simulations + 1 nodes) by `simulations` descents from the
+    running position (board, info, used as scratch) at its node 0 (`mcts.root_result` reads it).
+    `rng`: a PCG64 state, advanced in place."""
     _add(tag, tree, board, info, rng)
     for _ in range(simulations):
         depth, node = 0, 0
@@ -555,12 +543,3 @@ def uct_search(
             child = _add(tag, tree, board, info, rng)
             tree.edge_child[edge] = child
         _backup(tree, tree.path_nodes[:depth], tree.path_edges[:depth], child)
-    first, count = tree.node_first[0], tree.node_count[0]
-    value = tree.node_value[0] / tree.node_visits[0]
-    return (
-        tree.edge_action[first : first + count].copy(),
-        tree.edge_visits[first : first + count].copy(),
-        tree.edge_prior[first : first + count].copy(),
-        tree.edge_value[first : first + count].copy(),
-        value,
-    )

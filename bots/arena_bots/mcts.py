@@ -107,6 +107,7 @@ class SearchResult:
     visits: np.ndarray  # (k,) float64: descents through each action
     priors: np.ndarray  # (k,) float64: the evaluator's priors (before any root noise)
     action_values: np.ndarray  # (k,) float64: each action's mean value for the root's mover, 0 if unvisited
+    ending_returns: np.ndarray  # (k,) float64: the mover's return where the action ends the game, else 0
     value: float  # mean value of the root for its player to move, in [-1, 1]
     simulations: int
     fault: str = ""  # not empty: the search failed and the arrays are empty
@@ -119,6 +120,7 @@ class SearchResult:
             visits=empty,
             priors=empty,
             action_values=empty,
+            ending_returns=empty,
             value=0.0,
             simulations=0,
             fault=fault,
@@ -176,12 +178,14 @@ def check_searchable(game: Game) -> None:
 
 
 def choose_action(result: SearchResult, temperature: float, rng: np.random.Generator) -> int:
-    """The move of a search: most visits at temperature 0 (ties: higher prior, then higher mean
-    value, as OpenSpiel's MCTSBot breaks them: a UCT search with fewer simulations than moves
-    visits each tried move once, and plays the one whose playout went best), else a draw with
+    """The move of a search at temperature 0, by OpenSpiel MCTSBot's order: a move found to win the
+    game at once, else not one found to lose it; then most visits (ties: higher prior, then higher
+    mean value). A UCT search with fewer simulations than moves visits each move it tries once:
+    it plays a win it found, else the move whose playout went best. At a temperature, a draw with
     probability proportional to visits^(1 / temperature)."""
     if temperature == 0:
-        return int(result.actions[np.lexsort((-result.action_values, -result.priors, -result.visits))[0]])
+        keys = (-result.action_values, -result.priors, -result.visits, -result.ending_returns)
+        return int(result.actions[np.lexsort(keys)[0]])
     weights = (result.visits / result.visits.max()) ** (1.0 / temperature)
     return int(result.actions[rng.choice(weights.size, p=weights / weights.sum())])
 
@@ -349,14 +353,19 @@ def child_priors(forest: Any, node: int) -> np.ndarray:
 
 
 def root_result(forest: Any, node: int, priors: np.ndarray, config: SearchConfig) -> SearchResult:
-    """The search result of the root `node` of `forest` (as in child_priors) with its `priors`."""
+    """The search result of the root `node` of `forest` with its `priors`: a mcts_tree.Forest or a
+    compiled tree of the same fields (node_*, edge_*; a finished game's node has player -1)."""
     span = slice(forest.node_first[node], forest.node_first[node] + forest.node_count[node])
     visits = forest.edge_visits[span].astype(np.float64)
+    children = forest.edge_child[span]  # a sentinel where unvisited, masked out below
+    ended = (visits > 0) & (forest.node_player[children] < 0)
+    returns = forest.node_outcome[children, forest.node_player[node]]
     return SearchResult(
         actions=forest.edge_action[span].astype(np.int64),
         visits=visits,
         priors=priors,
         action_values=forest.edge_value[span] / np.maximum(visits, 1.0),
+        ending_returns=np.where(ended, returns, 0.0),
         value=float(forest.node_value[node] / forest.node_visits[node]),
         simulations=config.simulations,
     )

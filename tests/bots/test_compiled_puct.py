@@ -69,6 +69,8 @@ def assert_same(compiled: list, reference: list) -> None:
         np.testing.assert_array_equal(ours.actions, theirs.actions)
         np.testing.assert_array_equal(ours.visits, theirs.visits)
         np.testing.assert_array_equal(ours.priors, theirs.priors)
+        np.testing.assert_array_equal(ours.action_values, theirs.action_values)
+        np.testing.assert_array_equal(ours.ending_returns, theirs.ending_returns)
         assert ours.value == theirs.value
 
 

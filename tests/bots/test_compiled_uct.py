@@ -17,7 +17,7 @@ from arena_bots import compiled_uct
 from arena_bots.core import PLAYOUT_KERNELS, on_core, selected_core
 from arena_bots.evaluators import RolloutEvaluator, encode_batch
 from arena_bots.match import MatchSetup, Request, play_many
-from arena_bots.mcts import SearchConfig, search
+from arena_bots.mcts import SearchConfig, choose_action, search
 from arena_bots.players import UctPlayer
 from arena_games.api import Game
 from arena_games.bobail import GAME as BOBAIL
@@ -86,6 +86,8 @@ def assert_same_searches(game: Game, states: list[Any], config: SearchConfig, se
         assert got.actions.tolist() == want.actions.tolist()
         assert got.visits.tolist() == want.visits.tolist()
         assert got.priors.tolist() == want.priors.tolist()
+        assert got.action_values.tolist() == want.action_values.tolist()
+        assert got.ending_returns.tolist() == want.ending_returns.tolist()
         assert (got.value, got.simulations) == (want.value, want.simulations)
     for after, want in zip(compiled, reference, strict=True):
         assert after.rng.bit_generator.state == want.rng.bit_generator.state
@@ -105,6 +107,23 @@ def test_searches_that_revisit_children_equal_the_reference():
     assert_same_searches(
         PENTE, states[:1], SearchConfig(simulations=200, rule="uct", exploration=0.5), seed=5
     )
+
+
+def test_a_win_found_at_the_root_is_reported_and_played():
+    """One ply before a random game's end the mover can win at once; with a search of few
+    simulations every move tried has one visit, yet the win, once tried, is the move."""
+    state = late_state(0, 1, PENTE)
+    config = SearchConfig(simulations=60, rule="uct", exploration=2.0)
+    assert_same_searches(PENTE, [state], config, seed=7)
+    found = 0
+    for seed in range(6):
+        (result,) = search(PENTE, RolloutEvaluator(), requests_for(PENTE, [state], seed), config)
+        assert set(result.ending_returns.tolist()) <= {0.0, 1.0}
+        if result.ending_returns.max() == 1.0:
+            found += 1
+            move = choose_action(result, 0.0, np.random.default_rng(0))
+            assert result.ending_returns[result.actions.tolist().index(move)] == 1.0
+    assert found  # some of the searches tried a winning move
 
 
 def test_bobail_searches_equal_the_reference():

@@ -311,6 +311,7 @@ def test_temperature_samples_by_visits() -> None:
         visits=np.array([10.0, 30.0, 0.0]),
         priors=np.ones(3) / 3,
         action_values=np.array([0.5, 0.1, 0.0]),
+        ending_returns=np.zeros(3),
         value=0,
         simulations=40,
     )
@@ -322,7 +323,7 @@ def test_temperature_samples_by_visits() -> None:
     assert cold.count(7) > 190  # (3/4)^4 against (1/4)^4
 
 
-def test_equal_visits_go_to_the_higher_prior_then_the_better_mean_value() -> None:
+def test_the_move_is_a_found_win_then_most_visits_then_prior_then_mean_value() -> None:
     # A UCT search with fewer simulations than moves visits each move it tries once (Pente's 361
     # points at the ladder's 100): the move whose playout went best is played, not the first tried.
     result = SearchResult(
@@ -330,12 +331,17 @@ def test_equal_visits_go_to_the_higher_prior_then_the_better_mean_value() -> Non
         visits=np.array([1.0, 1.0, 1.0, 0.0]),
         priors=np.ones(4) / 4,
         action_values=np.array([-1.0, 1.0, -1.0, 0.0]),
+        ending_returns=np.zeros(4),
         value=0,
         simulations=3,
     )
     assert choose_action(result, 0.0, np.random.default_rng(0)) == 7
     favoured = replace(result, priors=np.array([0.4, 0.1, 0.4, 0.1]))
     assert choose_action(favoured, 0.0, np.random.default_rng(0)) == 4  # the prior comes first
+    winning = replace(result, ending_returns=np.array([0.0, 0.0, 1.0, 0.0]))
+    assert choose_action(winning, 0.0, np.random.default_rng(0)) == 9  # a win found beats a lucky playout
+    losing = replace(result, visits=np.array([5.0, 1.0, 1.0, 0.0]), ending_returns=np.array([-1.0, 0, 0, 0]))
+    assert choose_action(losing, 0.0, np.random.default_rng(0)) == 7  # a loss found is avoided
 
 
 def test_root_noise_changes_the_search_but_not_the_reported_priors() -> None:
