@@ -26,7 +26,7 @@ from arena_bots.training.dqn import (
     load_runner,
     random_heads,
 )
-from arena_bots.training.dqn_run import DqnRun, DqnSettings, export_network, train_dqn
+from arena_bots.training.dqn_run import DqnRun, DqnSettings, export_network, settings_with, train_dqn
 from arena_bots.training.racing import CHECKPOINT_REWARD, TIMEOUT_REWARD, BlockerTrack, RunnerTrack, progress
 from arena_bots.validation import validate
 from arena_games.csb import playouts, rules
@@ -278,3 +278,19 @@ def test_a_run_can_start_from_a_trained_runner(tmp_path):
     settings = dataclasses.replace(TINY, runner_from=str(tmp_path / "runner.onnx"), runner_steps=0)
     result = train_dqn("csb", tmp_path / "run", max_steps=10, settings=settings)
     assert result["checkpoints"][0]["phase"] == "blocker"
+
+
+def test_arena_train_dqn_options_shape_a_new_run(tmp_path):
+    from arena_platform import cli
+
+    options = ["--demo-steps", "7", "--blocker-epsilon-steps", "9", "--learning-rate", "1e-4"]
+    options += ["--batch-size", "32", "--races", "4", "--epsilon-steps", "11", "--runner-steps", "5"]
+    run = ["train", "dqn", "--game", "csb", "--out", str(tmp_path / "run"), "--max-steps", "0"]
+    assert cli.main([*run, *options]) == 0
+    saved = DqnSettings.from_dict(json.loads((tmp_path / "run" / "config.json").read_text())["settings"])
+    assert (saved.demo_steps, saved.races, saved.runner_steps) == (7, 4, 5)
+    assert (saved.learn.learning_rate, saved.learn.batch_size) == (1e-4, 32)
+    assert saved.learn.gamma == DqnSettings().learn.gamma  # what was not given keeps its default
+    assert (saved.epsilon.decay_steps, saved.blocker_epsilon.decay_steps) == (11, 9)
+    assert saved.blocker_epsilon.start == DqnSettings().blocker_epsilon.start
+    assert settings_with() == DqnSettings()

@@ -97,6 +97,28 @@ class DqnSettings:
         )
 
 
+def settings_with(
+    learning_rate: float | None = None,
+    batch_size: int | None = None,
+    epsilon_steps: int | None = None,
+    blocker_epsilon_steps: int | None = None,
+    **given: Any,
+) -> DqnSettings:
+    """The default settings with those given replaced (None: keep the default): DqnSettings' own
+    fields by name, Adam's `learning_rate` and the minibatch's `batch_size` (LearnSettings), and the
+    environment steps over which the runner's and the blocker's epsilon decay."""
+    defaults = DqnSettings()
+    chosen = {key: value for key, value in given.items() if value is not None}
+    learn = {"learning_rate": learning_rate, "batch_size": batch_size}
+    chosen["learn"] = dataclasses.replace(
+        defaults.learn, **{key: value for key, value in learn.items() if value is not None}
+    )
+    for name, steps in (("epsilon", epsilon_steps), ("blocker_epsilon", blocker_epsilon_steps)):
+        if steps is not None:
+            chosen[name] = dataclasses.replace(getattr(defaults, name), decay_steps=steps)
+    return dataclasses.replace(defaults, **chosen)
+
+
 @dataclass
 class DqnProgress:
     step: int = 0  # environment steps (each: one turn of `races` races)

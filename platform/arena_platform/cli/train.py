@@ -206,13 +206,33 @@ def _run_alphazero(args: argparse.Namespace) -> int:
     return 0
 
 
+DQN_OPTIONS = {
+    "layers": (int, "hidden tanh layers of each role's network"),
+    "width": (int, "units per hidden layer"),
+    "races": (int, "races stepped at once (4 pod transitions each in phase 1, 1 blocker's in phase 2)"),
+    "memory": (int, "transitions kept per role's replay memory"),
+    "updates-per-step": (int, "minibatch updates per environment step"),
+    "batch-size": (int, "transitions per minibatch"),
+    "learning-rate": (float, "Adam's learning rate"),
+    "runner-steps": (int, "environment steps of phase 1 (the runner); then the blocker learns"),
+    "epsilon-steps": (int, "environment steps over which the runner's epsilon decays from 1 to 0.02"),
+    "blocker-epsilon-steps": (int, "blocker steps (after the demonstrations) over which its epsilon decays"),
+    "demo-steps": (int, "first blocker steps played by the heuristic blocker, kept as demonstrations"),
+    "demo-share": (float, "share of each blocker minibatch drawn from the demonstrations"),
+    "checkpoint-every": (int, "environment steps between checkpoints"),
+    "eval-pairs": (int, "seat-swapped pairs per checkpoint evaluation"),
+    "seed": (int, "the run's seed"),
+}
+
+
 def _add_dqn(train: argparse._SubParsersAction) -> None:
     dqn = train.add_parser("dqn", help="deep Q-learning of CSB runner and blocker pods (resumable)")
     dqn.add_argument("--game", required=True, choices=["csb"])
     dqn.add_argument("--out", required=True, type=Path, help="the run folder, e.g. runs/csb-dqn")
     dqn.add_argument("--hours", type=float, help="wall-clock budget of this invocation")
     dqn.add_argument("--max-steps", type=int, help="stop at this many environment steps")
-    dqn.add_argument("--seed", type=int, help="the run's seed (new runs only)")
+    for option, (kind, meaning) in DQN_OPTIONS.items():
+        dqn.add_argument(f"--{option}", type=kind, help=f"{meaning} (new runs only)")
     dqn.add_argument(
         "--runner-from",
         type=Path,
@@ -224,14 +244,14 @@ def _add_dqn(train: argparse._SubParsersAction) -> None:
 def _run_dqn(args: argparse.Namespace) -> int:
     _needs_budget(args.hours, args.max_steps, "--max-steps N")
     with _train_extra():
-        from arena_bots.training.dqn_run import DqnSettings, train_dqn
-    chosen: dict = {} if args.seed is None else {"seed": args.seed}
+        from arena_bots.training.dqn_run import settings_with, train_dqn
+    chosen = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in DQN_OPTIONS}
     if args.runner_from is not None:
         if not args.runner_from.is_file():
             raise UsageError(f"--runner-from: no such file: {args.runner_from}")
         chosen |= {"runner_from": str(args.runner_from), "runner_steps": 0}
     try:
-        train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=DqnSettings(**chosen))
+        train_dqn(args.game, args.out, args.hours, max_steps=args.max_steps, settings=settings_with(**chosen))
     except ValueError as error:  # a bad --runner-from bot, a run folder of another game
         raise UsageError(str(error)) from None
     return 0
