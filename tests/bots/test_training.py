@@ -15,9 +15,11 @@ pytest.importorskip("torch")
 import torch
 
 from arena_bots.core import PLAYOUT_KERNELS
+from arena_bots.evaluators import NetworkEvaluator
 from arena_bots.export import export_bot
 from arena_bots.loading import house_player
 from arena_bots.manifest import Manifest
+from arena_bots.runtime import InProcessSession
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
 from arena_bots.training.networks import MlpNet, build_network, parameter_count
@@ -291,12 +293,44 @@ def test_a_teacher_generation_records_the_house_bots_choices_and_results():
     )
 
 
+def test_a_dagger_generation_plays_the_learners_moves_and_learns_the_teachers_choices():
+    settings = SelfPlaySettings(games=1, parallel=1, opening_fraction=0.0, game_config={"MAX_ROUNDS": 3})
+    gardener = house_player("gardener", simulations=1, game="spring2021")
+    torch.manual_seed(3)
+    learner = export_bot(
+        build_network(SPRING.spec, 1, 8),
+        SPRING,
+        Manifest(game="spring2021", game_version=1, name="l", player="greedy"),
+    )
+    positions, _ = play_teacher_generation(
+        SPRING, gardener, settings, seed=0, explore=0.0, learner=learner, learner_share=1.0
+    )
+    evaluator = NetworkEvaluator(InProcessSession(learner, threads=1), SPRING)
+    state = SPRING.init(int(np.random.default_rng((0, 0)).integers(2**31)), settings.game_config)
+    row = 0
+    while not SPRING.is_over(state):  # replays the game by the learner's moves: the same positions
+        movers = SPRING.to_move(state)
+        priors = evaluator.evaluate(SPRING, [state] * len(movers), list(movers)).priors
+        for player in movers:
+            assert np.array_equal(positions.inputs["obs"][row], SPRING.encode(state, player)["obs"])
+            assert np.argmax(positions.policy[row]) == gardener_action(state, player)  # the teacher's label
+            row += 1
+        state = SPRING.step(state, [(int(np.argmax(p)),) for p in priors])
+    assert row == len(positions)
+    plain, _ = play_teacher_generation(SPRING, gardener, settings, seed=0, explore=0.0)
+    unused, _ = play_teacher_generation(
+        SPRING, gardener, settings, seed=0, explore=0.0, learner=learner, learner_share=0.0
+    )
+    assert np.array_equal(plain.inputs["obs"], unused.inputs["obs"])
+
+
 def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
     settings = dataclasses.replace(
         TINY,
         selfplay=dataclasses.replace(TINY.selfplay, game_config={"MAX_ROUNDS": 3}, opening_fraction=0.0),
         teacher="gardener",
         teacher_generations=1,
+        teacher_dagger=0.5,
     )
     first = train_alphazero(
         "spring2021", tmp_path, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
@@ -306,7 +340,7 @@ def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
     )
     assert (first["generation"], second["generation"]) == (1, 2)
     saved = json.loads((tmp_path / "config.json").read_text())["settings"]
-    assert (saved["teacher"], saved["teacher_generations"]) == ("gardener", 1)
+    assert (saved["teacher"], saved["teacher_generations"], saved["teacher_dagger"]) == ("gardener", 1, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -316,6 +350,7 @@ def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
         ({"teacher_generations": 4}, "teacher generations need a teacher"),
         ({"teacher": "gardener", "teacher_generations": -1}, "must be 0 or more"),
         ({"teacher": "gardener", "teacher_explore": 1.5}, "a share in [0, 1]"),
+        ({"teacher": "gardener", "teacher_dagger": -0.5}, "the learner's share of the teacher's games"),
     ],
 )
 def test_settings_refuse_a_teacher_that_cannot_teach(given, problem):
@@ -329,4 +364,16 @@ def test_the_cli_names_a_bad_teacher(tmp_path, capsys):
     command = ["train", "alphazero", "--game", "bobail", "--out", str(tmp_path / "run"), "--max-steps", "1"]
     assert cli.main([*command, "--teacher", "gardener", "--teacher-generations", "2"]) != 0
     assert "the house bot gardener plays spring2021 only, not bobail" in capsys.readouterr().err
+    spring = [
+        "train",
+        "alphazero",
+        "--game",
+        "spring2021",
+        "--out",
+        str(tmp_path / "run"),
+        "--max-steps",
+        "1",
+    ]
+    assert cli.main([*spring, "--teacher", "gardener", "--teacher-dagger", "1.5"]) != 0
+    assert "the learner's share of the teacher's games is in [0, 1], got 1.5" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()

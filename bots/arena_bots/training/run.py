@@ -75,10 +75,12 @@ class RunSettings:
     eval_simulations: int = 64  # per move, for checkpoints and UCT alike
     # The first `teacher_generations` generations are demonstrations instead of self-play: games of
     # the house bot `teacher` against itself (selfplay.play_teacher_generation), `teacher_explore`
-    # of their moves random. "" (the default) has none.
+    # of their moves random. "" (the default) has none. `teacher_dagger` of the other moves are the
+    # learner's (its policy's most likely legal move; DAgger), still labelled with the teacher's.
     teacher: str = ""
     teacher_generations: int = 0
     teacher_explore: float = 0.1
+    teacher_dagger: float = 0.0
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,6 +141,7 @@ def settings_for(
     teacher: str | None = None,
     teacher_generations: int | None = None,
     teacher_explore: float | None = None,
+    teacher_dagger: float | None = None,
     seed: int | None = None,
 ) -> RunSettings:
     """The game's default settings with the given ones replaced (None: keep the default).
@@ -155,6 +158,7 @@ def settings_for(
         "teacher": teacher,
         "teacher_generations": teacher_generations,
         "teacher_explore": teacher_explore,
+        "teacher_dagger": teacher_dagger,
         "seed": seed,
     }
     settings = dataclasses.replace(
@@ -171,6 +175,10 @@ def _check_teacher(settings: RunSettings, game_name: str) -> None:
         raise ValueError(f"teacher generations must be 0 or more, got {settings.teacher_generations}")
     if not 0.0 <= settings.teacher_explore <= 1.0:
         raise ValueError(f"the teacher's exploration is a share in [0, 1], got {settings.teacher_explore}")
+    if not 0.0 <= settings.teacher_dagger <= 1.0:
+        raise ValueError(
+            f"the learner's share of the teacher's games is in [0, 1], got {settings.teacher_dagger}"
+        )
     if settings.teacher_generations and not settings.teacher:
         raise ValueError("teacher generations need a teacher (a house bot of the game)")
     if settings.teacher:
@@ -299,8 +307,15 @@ class Run:
         seed = settings.seed * 1_000_003 + progress.generation
         if progress.generation < settings.teacher_generations:
             teacher = house_player(settings.teacher, settings.eval_simulations, game=self.game.name)
+            learner = self.export("learner") if settings.teacher_dagger else None
             positions, stats = play_teacher_generation(
-                self.game, teacher, settings.selfplay, seed, settings.teacher_explore
+                self.game,
+                teacher,
+                settings.selfplay,
+                seed,
+                settings.teacher_explore,
+                learner=learner,
+                learner_share=settings.teacher_dagger,
             )
         else:
             positions, stats = play_generation(self.game, self.export("self-play"), settings.selfplay, seed)

@@ -140,24 +140,47 @@ def play_teacher_generation(
     seed: int,
     explore: float,
     core: str | None = None,
+    learner: bytes | None = None,
+    learner_share: float = 0.0,
 ) -> tuple[Positions, GenerationStats]:
     """`settings.games` games of the house bot `teacher` against itself, as demonstrations: each
     position's policy target is the teacher's choice (one-hot), its value the game's result. With
     probability `explore` the move played is a uniformly random legal one instead (the position
     still learns the teacher's choice), so the games reach positions the teacher alone never
-    would, as a searching network's games do."""
+    would, as a searching network's games do. Otherwise, with probability `learner_share`, the move
+    played is the learner's: the most likely legal move of the ONNX bot `learner`'s policy (DAgger,
+    Ross et al. 2011: the teacher labels the positions the learner's own play leads to)."""
     width = next(iter(game.spec.heads.values()))
+    session = InProcessSession(learner, threads=1) if learner is not None and learner_share > 0 else None
+    evaluator = NetworkEvaluator(session, game) if session is not None else None
 
     def taught(running: list[_Game], requests: list[list[Request]]) -> Choices:
-        decisions = iter(teacher.decide(game, [r for rs in requests for r in rs]))
+        flat = [r for rs in requests for r in rs]
+        decisions = iter(teacher.decide(game, flat))
+        learned = iter(_learner_moves(game, evaluator, flat) if evaluator else [None] * len(flat))
         choices = []
         for g, own in zip(running, requests, strict=True):
             choices.append(
-                [_teacher_choice(game, next(decisions), request, explore, g.rng, width) for request in own]
+                [
+                    _teacher_choice(
+                        game, next(decisions), request, explore, g.rng, width, next(learned), learner_share
+                    )
+                    for request in own
+                ]
             )
         return choices
 
-    return _play(game, settings, seed, taught, selected_core(core))
+    try:
+        return _play(game, settings, seed, taught, selected_core(core))
+    finally:
+        if session is not None:
+            session.close()
+
+
+def _learner_moves(game: Game, evaluator: NetworkEvaluator, requests: list[Request]) -> list[int]:
+    """The most likely legal move of the evaluator's policy for each request, in one batch."""
+    priors = evaluator.evaluate(game, [r.state for r in requests], [r.player for r in requests]).priors
+    return [int(row) for row in np.argmax(priors, axis=1)]
 
 
 def _play(
@@ -218,10 +241,18 @@ def _visit_choice(
 
 
 def _teacher_choice(
-    game: Game, decision: Decision, request: Request, explore: float, rng: np.random.Generator, width: int
+    game: Game,
+    decision: Decision,
+    request: Request,
+    explore: float,
+    rng: np.random.Generator,
+    width: int,
+    learner_move: int | None = None,
+    learner_share: float = 0.0,
 ) -> tuple[np.ndarray, int]:
-    """The teacher's choice as a one-hot target, and the move played: that choice, or with
-    probability `explore` a uniformly random legal move."""
+    """The teacher's choice as a one-hot target, and the move played: with probability `explore`
+    a uniformly random legal move, else with probability `learner_share` `learner_move` (when
+    given), else the teacher's choice."""
     if decision.action is None:
         raise RuntimeError(f"the teacher failed: {decision.fault}")
     (action,) = decision.action
@@ -230,6 +261,8 @@ def _teacher_choice(
     if rng.random() < explore:
         (mask,) = game.legal_masks(request.state, request.player)
         action = int(rng.choice(np.flatnonzero(mask)))
+    elif learner_move is not None and rng.random() < learner_share:
+        action = learner_move
     return policy, action
 
 

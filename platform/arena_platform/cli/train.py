@@ -55,6 +55,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     alphazero.add_argument(
         "--teacher-explore", type=float, help="share of the teacher's moves played at random (default 0.1)"
     )
+    alphazero.add_argument(
+        "--teacher-dagger",
+        type=float,
+        help="share of the teacher's other moves played by the learner's policy, still labelled by the "
+        "teacher (DAgger; default 0; new runs only)",
+    )
     alphazero.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     alphazero.set_defaults(run=_run_alphazero)
     _add_session_commands(train)
@@ -191,7 +197,13 @@ def _run_alphazero(args: argparse.Namespace) -> int:
     shape = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in SHAPE_OPTIONS}
     teaching = {"teacher": args.teacher, "teacher_generations": args.teacher_generations}
     try:
-        settings = settings_for(args.game, **shape, **teaching, teacher_explore=args.teacher_explore)
+        settings = settings_for(
+            args.game,
+            **shape,
+            **teaching,
+            teacher_explore=args.teacher_explore,
+            teacher_dagger=args.teacher_dagger,
+        )
     except ValueError as error:
         raise UsageError(str(error)) from None
     train_alphazero(
