@@ -324,13 +324,38 @@ def test_a_dagger_generation_plays_the_learners_moves_and_learns_the_teachers_ch
     assert np.array_equal(plain.inputs["obs"], unused.inputs["obs"])
 
 
-def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
+def test_a_generation_against_the_teacher_learns_its_choices_and_the_networks_searches():
+    settings = SelfPlaySettings(games=2, parallel=2, simulations=4, game_config={"MAX_ROUNDS": 2})
+    gardener = house_player("gardener", simulations=1, game="spring2021")
+    model = export_bot(
+        build_network(SPRING.spec, 1, 8),
+        SPRING,
+        Manifest(game="spring2021", game_version=1, name="n", player="mcts"),
+    )
+    positions, stats = play_generation(SPRING, model, settings, seed=0, teacher=gardener)
+    assert stats.games == 2
+    assert stats.learner_wins is not None
+    assert stats.learner_wins <= 2 - stats.draws
+    start = SPRING.init(int(np.random.default_rng((0, 0)).integers(2**31)), settings.game_config)
+    # game 0: the teacher in seat 0 (its choice, one-hot), the network's search in seat 1
+    assert np.array_equal(positions.policy[0], np.eye(38, dtype=np.float32)[gardener_action(start, 0)])
+    assert np.array_equal(positions.inputs["obs"][1], SPRING.encode(start, 1)["obs"])
+    assert np.isclose(positions.policy[1].sum(), 1.0)
+    _, alone_stats = play_generation(SPRING, model, settings, seed=0)
+    assert alone_stats.learner_wins is None
+
+
+@pytest.mark.parametrize("against_the_teacher", [False, True])
+def test_a_run_starts_with_its_teachers_generations_then_plays_itself_or_the_teacher(
+    tmp_path, against_the_teacher
+):
     settings = dataclasses.replace(
         TINY,
         selfplay=dataclasses.replace(TINY.selfplay, game_config={"MAX_ROUNDS": 3}, opening_fraction=0.0),
         teacher="gardener",
         teacher_generations=1,
         teacher_dagger=0.5,
+        teacher_opponent=against_the_teacher,
     )
     first = train_alphazero(
         "spring2021", tmp_path, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
@@ -341,6 +366,7 @@ def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
     assert (first["generation"], second["generation"]) == (1, 2)
     saved = json.loads((tmp_path / "config.json").read_text())["settings"]
     assert (saved["teacher"], saved["teacher_generations"], saved["teacher_dagger"]) == ("gardener", 1, 0.5)
+    assert saved["teacher_opponent"] == against_the_teacher
 
 
 @pytest.mark.parametrize(
@@ -348,6 +374,7 @@ def test_a_run_starts_with_its_teachers_generations_then_plays_itself(tmp_path):
     [
         ({"teacher": "chain"}, "the house bot chain plays smash only, not spring2021"),
         ({"teacher_generations": 4}, "teacher generations need a teacher"),
+        ({"teacher_opponent": True}, "teacher generations need a teacher"),
         ({"teacher": "gardener", "teacher_generations": -1}, "must be 0 or more"),
         ({"teacher": "gardener", "teacher_explore": 1.5}, "a share in [0, 1]"),
         ({"teacher": "gardener", "teacher_dagger": -0.5}, "the learner's share of the teacher's games"),

@@ -77,10 +77,13 @@ class RunSettings:
     # the house bot `teacher` against itself (selfplay.play_teacher_generation), `teacher_explore`
     # of their moves random. "" (the default) has none. `teacher_dagger` of the other moves are the
     # learner's (its policy's most likely legal move; DAgger), still labelled with the teacher's.
+    # `teacher_opponent`: the later generations play the teacher instead of the network itself
+    # (selfplay.play_generation's `teacher`, its seat alternating game by game).
     teacher: str = ""
     teacher_generations: int = 0
     teacher_explore: float = 0.1
     teacher_dagger: float = 0.0
+    teacher_opponent: bool = False
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,6 +145,7 @@ def settings_for(
     teacher_generations: int | None = None,
     teacher_explore: float | None = None,
     teacher_dagger: float | None = None,
+    teacher_opponent: bool | None = None,
     seed: int | None = None,
 ) -> RunSettings:
     """The game's default settings with the given ones replaced (None: keep the default).
@@ -159,6 +163,7 @@ def settings_for(
         "teacher_generations": teacher_generations,
         "teacher_explore": teacher_explore,
         "teacher_dagger": teacher_dagger,
+        "teacher_opponent": teacher_opponent,
         "seed": seed,
     }
     settings = dataclasses.replace(
@@ -179,7 +184,7 @@ def _check_teacher(settings: RunSettings, game_name: str) -> None:
         raise ValueError(
             f"the learner's share of the teacher's games is in [0, 1], got {settings.teacher_dagger}"
         )
-    if settings.teacher_generations and not settings.teacher:
+    if (settings.teacher_generations or settings.teacher_opponent) and not settings.teacher:
         raise ValueError("teacher generations need a teacher (a house bot of the game)")
     if settings.teacher:
         house_player(settings.teacher, settings.eval_simulations, game=game_name)  # ValueError if it cannot
@@ -305,8 +310,12 @@ class Run:
         """One generation: self-play, buffer, training, and the resume point saved; a log line."""
         settings, progress = self.settings, self.progress
         seed = settings.seed * 1_000_003 + progress.generation
+        teacher = (
+            house_player(settings.teacher, settings.eval_simulations, game=self.game.name)
+            if settings.teacher
+            else None
+        )
         if progress.generation < settings.teacher_generations:
-            teacher = house_player(settings.teacher, settings.eval_simulations, game=self.game.name)
             learner = self.export("learner") if settings.teacher_dagger else None
             positions, stats = play_teacher_generation(
                 self.game,
@@ -318,7 +327,10 @@ class Run:
                 learner_share=settings.teacher_dagger,
             )
         else:
-            positions, stats = play_generation(self.game, self.export("self-play"), settings.selfplay, seed)
+            opponent = teacher if settings.teacher_opponent else None
+            positions, stats = play_generation(
+                self.game, self.export("self-play"), settings.selfplay, seed, teacher=opponent
+            )
         self.buffer.add(positions)
         steps = steps_for(len(positions), settings.train)
         rng = np.random.default_rng((settings.seed, progress.generation, 1))
@@ -337,6 +349,8 @@ class Run:
             f"positions {progress.positions} | wins {stats.wins[0]}/{stats.wins[1]} draws {stats.draws} "
             f"len {stats.mean_length:.1f} | loss p {losses.policy:.3f} v {losses.value:.3f}"
         )
+        if stats.learner_wins is not None:
+            line += f" | network won {stats.learner_wins} of {stats.games} against {settings.teacher}"
         return line
 
     def needs_checkpoint(self) -> bool:

@@ -78,6 +78,7 @@ class GenerationStats:
     wins: tuple[int, int]  # games won by player 0 and by player 1
     draws: int
     mean_length: float  # steps per game, openings included
+    learner_wins: int | None = None  # games the network won against the teacher (versus the teacher only)
 
 
 @dataclass
@@ -91,6 +92,7 @@ class _Game:
     encoded: list[dict[str, np.ndarray]] = field(default_factory=list)
     policies: list[np.ndarray] = field(default_factory=list)
     movers: list[int] = field(default_factory=list)
+    teacher_seat: int = -1  # the seat the teacher plays in a game against it, else -1
 
     def requests(self, game: Game) -> list[Request]:
         """One search per player to move (two in a simultaneous frame), all drawing from the game's
@@ -104,10 +106,19 @@ Choices = list[list[tuple[np.ndarray, int]]]
 
 
 def play_generation(
-    game: Game, model: bytes, settings: SelfPlaySettings, seed: int, core: str | None = None
+    game: Game,
+    model: bytes,
+    settings: SelfPlaySettings,
+    seed: int,
+    core: str | None = None,
+    teacher: Player | None = None,
 ) -> tuple[Positions, GenerationStats]:
     """Self-play `settings.games` games of the ONNX bot `model`; every random draw from `seed`.
-    `core`: as `core.selected_core` takes it (None: ARENA_CORE)."""
+    `core`: as `core.selected_core` takes it (None: ARENA_CORE). Given a house bot `teacher`, each
+    game is the network's searches against it instead, the teacher in seat `index % 2` of game
+    `index`: the network's positions learn their visit shares, the teacher's its choice (one-hot,
+    so the network's model of the opponent in its searches stays the teacher), and both the game's
+    result against the teacher."""
     core = selected_core(core)
     session = InProcessSession(model, threads=1)
     evaluator = NetworkEvaluator(session, game)
@@ -120,15 +131,26 @@ def play_generation(
     width = next(iter(game.spec.heads.values()))
 
     def searched(running: list[_Game], requests: list[list[Request]]) -> Choices:
-        results = iter(puct_search(game, evaluator, [r for rs in requests for r in rs], config, core))
+        pairs = [(g, r) for g, rs in zip(running, requests, strict=True) for r in rs]
+        searches = [r for g, r in pairs if r.player != g.teacher_seat]
+        taught = [r for g, r in pairs if r.player == g.teacher_seat]
+        results = iter(puct_search(game, evaluator, searches, config, core) if searches else [])
+        decisions = iter(teacher.decide(game, taught) if taught else [])
         choices = []
         for g, own in zip(running, requests, strict=True):
             temperature = 1.0 if g.moves < settings.temperature_moves else 0.0
-            choices.append([_visit_choice(next(results), temperature, g.rng, width) for _ in own])
+            choices.append(
+                [
+                    _teacher_choice(game, next(decisions), request, 0.0, g.rng, width)
+                    if request.player == g.teacher_seat
+                    else _visit_choice(next(results), temperature, g.rng, width)
+                    for request in own
+                ]
+            )
         return choices
 
     try:
-        return _play(game, settings, seed, searched, core)
+        return _play(game, settings, seed, searched, core, versus_teacher=teacher is not None)
     finally:
         session.close()
 
@@ -189,13 +211,15 @@ def _play(
     seed: int,
     choose: Callable[[list[_Game], list[list[Request]]], Choices],
     core: str,
+    versus_teacher: bool = False,
 ) -> tuple[Positions, GenerationStats]:
     """Plays `settings.games` games `parallel` at a time in lockstep, each round's moves and
     targets from `choose`; a finished game's slot starts the next game until the quota is played.
-    Each round's positions are encoded in one batch, on `core`."""
+    Each round's positions are encoded in one batch, on `core`. `versus_teacher`: game `index`
+    has the teacher in seat `index % 2` (`_Game.teacher_seat`)."""
     coded = on_core(game, core)
     started = min(settings.parallel, settings.games)
-    running = [_start_game(game, settings, seed, index) for index in range(started)]
+    running = [_start_game(game, settings, seed, index, versus_teacher) for index in range(started)]
     finished: list[tuple[_Game, tuple[float, ...]]] = []
     while running:
         requests = [g.requests(game) for g in running]
@@ -210,13 +234,15 @@ def _play(
                 continue
             finished.append((g, game.returns(g.state)))
             if started < settings.games:
-                still_running.append(_start_game(game, settings, seed, started))
+                still_running.append(_start_game(game, settings, seed, started, versus_teacher))
                 started += 1
         running = still_running
     return _examples(finished), _stats(finished)
 
 
-def _start_game(game: Game, settings: SelfPlaySettings, seed: int, index: int) -> _Game:
+def _start_game(
+    game: Game, settings: SelfPlaySettings, seed: int, index: int, versus_teacher: bool = False
+) -> _Game:
     """Game `index` of the generation: its own generator, and a seeded opening or the start."""
     rng = np.random.default_rng((seed, index))
     game_seed = int(rng.integers(2**31))
@@ -226,7 +252,7 @@ def _start_game(game: Game, settings: SelfPlaySettings, seed: int, index: int) -
     )
     for joint in opening:
         state = game.step(state, joint)
-    return _Game(state=state, rng=rng, length=len(opening))
+    return _Game(state=state, rng=rng, length=len(opening), teacher_seat=index % 2 if versus_teacher else -1)
 
 
 def _visit_choice(
@@ -305,4 +331,7 @@ def _stats(finished: list[tuple[_Game, tuple[float, ...]]]) -> GenerationStats:
         wins=(sum(r[0] > 0 for r in outcomes), sum(r[1] > 0 for r in outcomes)),
         draws=sum(r[0] == 0 for r in outcomes),
         mean_length=float(np.mean([g.length for g, _ in finished])),
+        learner_wins=sum(r[1 - g.teacher_seat] > 0 for g, r in finished)
+        if finished and finished[0][0].teacher_seat >= 0
+        else None,
     )

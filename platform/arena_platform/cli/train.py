@@ -61,6 +61,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="share of the teacher's other moves played by the learner's policy, still labelled by the "
         "teacher (DAgger; default 0; new runs only)",
     )
+    alphazero.add_argument(
+        "--teacher-opponent",
+        action="store_true",
+        default=None,
+        help="after the teacher's generations, the network's searches play the teacher instead of "
+        "themselves (new runs only)",
+    )
     alphazero.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     alphazero.set_defaults(run=_run_alphazero)
     _add_session_commands(train)
@@ -203,6 +210,7 @@ def _run_alphazero(args: argparse.Namespace) -> int:
             **teaching,
             teacher_explore=args.teacher_explore,
             teacher_dagger=args.teacher_dagger,
+            teacher_opponent=args.teacher_opponent,
         )
     except ValueError as error:
         raise UsageError(str(error)) from None
