@@ -86,11 +86,17 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
 
 
 def _kit(settings: dict) -> str:
-    """What trains a run of the AlphaZero kit: self-play, after its teacher's generations if any."""
+    """What trains a run of the AlphaZero kit: self-play or games against its teacher, after the
+    teacher's generations if any."""
+    later = (
+        f"games against the {settings['teacher']} house bot"
+        if settings.get("teacher_opponent")
+        else "self-play"
+    )
     if settings.get("teacher_generations"):
         return (
             f"arena_bots.training (AlphaZero kit: generations 1-{settings['teacher_generations']} are "
-            f"the {settings['teacher']} house bot's games, later ones self-play)"
+            f"the {settings['teacher']} house bot's games, later ones {later})"
         )
     return "arena_bots.training (AlphaZero self-play)"
 
