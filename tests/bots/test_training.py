@@ -345,6 +345,22 @@ def test_a_generation_against_the_teacher_learns_its_choices_and_the_networks_se
     assert alone_stats.learner_wins is None
 
 
+def test_a_resume_point_without_its_replay_window_resumes_with_an_empty_one(tmp_path):
+    settings = dataclasses.replace(
+        TINY, selfplay=dataclasses.replace(TINY.selfplay, game_config={"MAX_ROUNDS": 2}, opening_fraction=0.0)
+    )
+    first = train_alphazero(
+        "spring2021", tmp_path, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
+    )
+    (tmp_path / "buffer.npz").unlink()
+    run = Run.open(tmp_path, SPRING, None, fit_ratings)
+    assert (run.progress.generation, len(run.buffer)) == (first["generation"], 0)
+    second = train_alphazero(
+        "spring2021", tmp_path, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False
+    )
+    assert second["generation"] == first["generation"] + 1
+
+
 @pytest.mark.parametrize("against_the_teacher", [False, True])
 def test_a_run_starts_with_its_teachers_generations_then_plays_itself_or_the_teacher(
     tmp_path, against_the_teacher

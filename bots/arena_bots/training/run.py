@@ -12,7 +12,8 @@ all games so far are refitted into ratings
 Run folder `out_dir` (e.g. runs/bobail-az/):
   config.json     the RunSettings (written once; a resumed run keeps them, whatever is passed)
   state.pt        network + optimiser after the latest generation (resume point)
-  buffer.npz      the replay window after the latest generation (compressed)
+  buffer.npz      the replay window after the latest generation (compressed); a resume point
+                  without it (a small one committed to a repository) resumes with an empty window
   progress.json   counters (generation, step, games, positions, wall seconds) and the checkpoints
   checkpoints/    <name>.pt (torch state) and <name>.onnx (a valid bot) per checkpoint
   ratings.json    every evaluation game and the fitted ratings;  curve.png  rating against step
@@ -291,7 +292,8 @@ class Run:
             state = torch.load(state_path, weights_only=True)
             self.network.load_state_dict(state["network"])
             self.optimizer.load_state_dict(state["optimizer"])
-            self.buffer.load(str(self.folder / "buffer.npz"))
+            if (self.folder / "buffer.npz").exists():
+                self.buffer.load(str(self.folder / "buffer.npz"))
             saved = json.loads((self.folder / "progress.json").read_text())
             self.progress = _from_json(Progress, saved)
         ratings = self.folder / "ratings.json"
