@@ -19,24 +19,27 @@ from arena_bots.players import (
     RacerPlayer,
     RandomPlayer,
     SamplePlayer,
+    ThreatsPlayer,
     UctPlayer,
 )
 from arena_bots.runtime import InferenceBackend
 from arena_games.registry import get_game
 
-HOUSE_KINDS = ("random", "uct", "racer", "chain", "lookahead", "gardener")
+HOUSE_KINDS = ("random", "uct", "racer", "chain", "lookahead", "gardener", "threats")
 GAME_HOUSE_BOTS = {
     "racer": "csb",
     "chain": "smash",
     "lookahead": "smash",
     "gardener": "spring2021",
+    "threats": "pente",
 }  # house bots that play one game only
 
 
 def house_player(kind: str, *, simulations: int, name: str | None = None, game: str | None = None) -> Player:
     """A house bot: `random` (uniform legal moves), `uct` (UCT with random rollouts; `simulations`
     is its budget), `racer` (Coders Strike Back's heuristic racer), `chain` (Smash the Code's
-    greedy chain builder) or `lookahead` (the chain builder looking one pair further). Given
+    greedy chain builder), `lookahead` (the chain builder looking one pair further), `gardener`
+    (Spring 2021's fixed priorities) or `threats` (Pente's threat-space priorities). Given
     `game`, a bot that cannot play it is a ValueError."""
     if kind in GAME_HOUSE_BOTS and game not in (None, GAME_HOUSE_BOTS[kind]):
         raise ValueError(f"the house bot {kind} plays {GAME_HOUSE_BOTS[kind]} only, not {game}")
@@ -52,6 +55,8 @@ def house_player(kind: str, *, simulations: int, name: str | None = None, game: 
         return LookaheadPlayer(name=name or kind)
     if kind == "gardener":
         return GardenerPlayer(name=name or kind)
+    if kind == "threats":
+        return ThreatsPlayer(name=name or kind)
     raise ValueError(f"unknown house bot {kind!r} (known: {', '.join(HOUSE_KINDS)})")
 
 

@@ -30,6 +30,8 @@ from arena_bots.mcts import TOP_MOVES, SearchConfig, SearchResult, choose_action
 from arena_games.api import Action, Game
 from arena_games.csb import playouts as csb_playouts
 from arena_games.csb import rules as csb_rules
+from arena_games.pente import rules as pente_rules
+from arena_games.pente.threats import threats_action
 from arena_games.smash import playouts as smash_batch
 from arena_games.smash import rules as smash_rules
 from arena_games.spring2021 import rules as spring_rules
@@ -84,6 +86,24 @@ class GardenerPlayer:
         from arena_games.spring2021 import kernel_game  # the match loop's positions: loads Numba
 
         return [Decision(action=(kernel_game.gardener_action(r.state, r.player),)) for r in requests]
+
+
+class ThreatsPlayer:
+    """House bot of Pente: the threat-space priorities of `arena_games.pente.threats` (win, stop the
+    opponent's win, fours and open threes, captures, then position), one move per request, ties
+    broken by the request's generator."""
+
+    def __init__(self, name: str = "threats") -> None:
+        self.name = name
+
+    def decide(self, game: Game, requests: Sequence[Request]) -> list[Decision]:
+        if game.name != pente_rules.NAME:
+            return _refusals(self.name, "Pente", len(requests))
+        if all(isinstance(r.state, pente_rules.PenteState) for r in requests):
+            return [Decision(action=(threats_action(r.state, r.player, r.rng),)) for r in requests]
+        from arena_games.pente import kernel_game  # the match loop's positions: loads Numba
+
+        return [Decision(action=(kernel_game.threats_action(r.state, r.player, r.rng),)) for r in requests]
 
 
 # Descents per tree and round of the AlphaZero player (virtual loss, `arena_bots.mcts`): a worker's

@@ -430,6 +430,23 @@ def test_the_gardener_beats_random_and_plays_only_spring() -> None:
     assert refused.fault == "the gardener house bot plays only Spring 2021"
 
 
+def test_the_threats_bot_beats_random_and_uct_and_plays_only_pente() -> None:
+    pente = registered_game("pente")
+    threats = house_player("threats", simulations=1, game="pente")
+    setups = [
+        MatchSetup(players=seats, seed=seed)
+        for seed in (3, 4)
+        for seats in ((threats, RandomPlayer()), (UctPlayer(simulations=30), threats))
+    ]
+    results = play_many(pente, setups)
+    assert all(result.forfeit is None for result in results)
+    assert [result.returns for result in results] == [(1.0, -1.0), (-1.0, 1.0)] * 2
+    (refused,) = threats.decide(registered_game("bobail"), requests_for(registered_game("bobail"), 1))
+    assert refused.fault == "the threats house bot plays only Pente"
+    with pytest.raises(ValueError, match="plays pente only"):
+        house_player("threats", simulations=1, game="smash")
+
+
 def test_uct_searches_smash_simultaneously_to_the_turn_limit() -> None:
     smash = registered_game("smash")
     result = play(smash, [UctPlayer(simulations=8), ChainPlayer()], seed=2, config={"TURN_LIMIT": 4})

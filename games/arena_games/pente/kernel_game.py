@@ -7,7 +7,8 @@ Every function is the reference's (`rules`, `encoding`) on `kernels`, bit for bi
 (tests/games/test_pente_kernel_game.py): the same masks, steps, returns, end reasons, network inputs
 and playouts, and the same IllegalAction for a bad joint action (`rules.checked_point`); what is
 shown or stored goes through the reference state (`kernel_games.kernel_game`). The compiled searches
-read a position's arrays (`arrays`) without converting it.
+read a position's arrays (`arrays`) without converting it; so does the threats house bot
+(`threats_action`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from arena_games.kernel_games import (
 )
 from arena_games.pente import GAME as REFERENCE
 from arena_games.pente import kernels, rules
-from arena_games.pente.kernels import END, FIELDS, PLY
+from arena_games.pente.kernels import CAPTURES_0, CAPTURES_1, END, FIELDS, PLY
 from arena_games.pente.playouts import RUNNING, STRIDE
 from arena_games.pente.rules import END_REASONS
 from arena_games.pente.tables import EMPTY, NUM_POINTS
+from arena_games.pente.threats import threats_move
 
 # The reference state's position and back; a state's arrays for the compiled searches; batches.
 POSITIONS = Positions(kernels.from_state, kernels.to_state, (STRIDE, np.int8), FIELDS)
@@ -83,6 +85,13 @@ def encode_many(positions: Sequence[Position], players: Sequence[int]) -> dict[s
 
 def encode(position: Position, player: int) -> dict[str, np.ndarray]:
     return {name: planes[0] for name, planes in encode_many([position], [player]).items()}
+
+
+def threats_action(position: Position, player: int, rng: np.random.Generator) -> int:
+    """`threats.threats_action` of the position: the strategy on its board and captured pairs."""
+    (legal,) = legal_masks(position, player)
+    captures = (int(position.info[CAPTURES_0]), int(position.info[CAPTURES_1]))
+    return threats_move(position.board[:NUM_POINTS].view(np.uint8), captures, player, legal, rng)
 
 
 # `playouts.playouts`: on the kernels given distinct PCG64 generators (as `kernels.playouts`), else on

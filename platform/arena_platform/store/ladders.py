@@ -20,12 +20,13 @@ from arena_platform.models import Bot, Competition, CompetitionFinal, Ladder
 # rating is pinned). A house bot's name is its player kind (`arena_bots.loading.house_player`):
 # `uct` searches with the ladder's budget, with random rollouts as its values; tree search plays
 # one action head only, so a game of several heads (CSB's angle and thrust per pod) gets its own
-# heuristic house bot instead; Smash and Spring 2021 add their heuristic bots to UCT. Other games
+# heuristic house bot instead; Smash, Spring 2021 and Pente add their heuristic bots to UCT. Other games
 # get DEFAULT_HOUSE_BOTS.
 DEFAULT_HOUSE_BOTS = ("random", "uct")
 HOUSE_BOTS: dict[str, tuple[str, ...]] = {
     "csb": ("random", "racer"),
     "smash": ("random", "uct", "chain", "lookahead"),
+    "pente": ("random", "uct", "threats"),
     "spring2021": ("random", "uct", "gardener"),
 }
 
