@@ -2,6 +2,7 @@
 
     .venv/bin/python bots/zoo/measure.py publish --game bobail --run runs/bobail-az
     .venv/bin/python bots/zoo/measure.py measure --game bobail [--simulations 100 --uct-pairs 100]
+    .venv/bin/python bots/zoo/measure.py measure --game pente --house threats [--house-pairs 100]
 
 `publish` takes a run's first, middle and last checkpoints as bots/zoo/<game>/az-<game>-early,
 -middle and -final (.onnx re-exported from the torch state with the zoo name and the measuring
@@ -123,7 +124,15 @@ def write_record(
     (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
-def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, league_pairs: int) -> None:
+def measure(
+    game_name: str,
+    simulations: int,
+    uct_pairs: int,
+    duel_pairs: int,
+    league_pairs: int,
+    house: str = "",
+    house_pairs: int = 0,
+) -> None:
     from arena_bots.training.evaluate import measure_bars
     from arena_games.registry import get_game
     from arena_platform.ratings import fit_ratings
@@ -144,6 +153,8 @@ def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, l
         duel_pairs=duel_pairs,
         league_pairs=league_pairs,
         c_puct=c_puct,
+        house=house,
+        house_pairs=house_pairs,
     )
     (folder / "bars.json").write_text(json.dumps(bars, indent=1) + "\n")
     for stage, record in records.items():
@@ -156,6 +167,7 @@ def measure(game_name: str, simulations: int, uct_pairs: int, duel_pairs: int, l
             "draws": draws,
             "losses": losses,
             "rating_elo_vs_uct": bars["ratings"][name],
+            **({f"versus_{house}": bars[f"versus_{house}"][name]} if house else {}),
             "bars": {
                 key: bars[key]
                 for key in ("final_vs_early", "bar_final_beats_uct_90", "bar_final_above_early")
@@ -274,6 +286,12 @@ def main() -> None:
     measuring.add_argument("--uct-pairs", type=int, default=100, help="final vs uct (200 games by default)")
     measuring.add_argument("--duel-pairs", type=int, default=50, help="final vs early")
     measuring.add_argument("--league-pairs", type=int, default=10, help="every other pairing")
+    measuring.add_argument(
+        "--house", default="", help="a house bot of the game in the league too (e.g. threats)"
+    )
+    measuring.add_argument(
+        "--house-pairs", type=int, default=100, help="final vs --house (200 games by default)"
+    )
     for command in (publishing, measuring):
         command.add_argument("--simulations", type=int, default=SIMULATIONS)
     args = parser.parse_args()
@@ -284,7 +302,15 @@ def main() -> None:
     elif args.command == "publish":
         publish(args.game, args.run, args.simulations)
     else:
-        measure(args.game, args.simulations, args.uct_pairs, args.duel_pairs, args.league_pairs)
+        measure(
+            args.game,
+            args.simulations,
+            args.uct_pairs,
+            args.duel_pairs,
+            args.league_pairs,
+            args.house,
+            args.house_pairs,
+        )
 
 
 if __name__ == "__main__":

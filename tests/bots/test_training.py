@@ -420,3 +420,26 @@ def test_the_cli_names_a_bad_teacher(tmp_path, capsys):
     assert cli.main([*spring, "--teacher", "gardener", "--teacher-dagger", "1.5"]) != 0
     assert "the learner's share of the teacher's games is in [0, 1], got 1.5" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_the_zoo_bars_can_seat_a_house_bot_in_the_league():
+    from arena_bots.training.evaluate import measure_bars
+
+    manifest = Manifest(game="pente", game_version=1, name="tiny", player="mcts")
+    bots = {name: export_bot(build_network(PENTE.spec, 1, 8), PENTE, manifest) for name in ("early", "final")}
+    bars = measure_bars(
+        PENTE,
+        bots,
+        fit_ratings,
+        simulations=2,
+        uct_pairs=1,
+        duel_pairs=1,
+        league_pairs=1,
+        c_puct=1.5,
+        house="threats",
+        house_pairs=2,
+    )
+    assert sum(bars["versus_threats"]["final"]) == 4
+    assert sum(bars["versus_threats"]["early"]) == 2
+    assert bars["versus_threats"]["final"][0] <= 1  # a 2-simulation tiny net against the threats bot
+    assert {"early", "final", "uct", "threats"} <= set(bars["ratings"])

@@ -137,30 +137,45 @@ def measure_bars(
     league_pairs: int,
     c_puct: float,
     seed: int = 2024,
+    house: str = "",
+    house_pairs: int = 0,
 ) -> dict[str, Any]:
     """The zoo's bars for `bots` (name -> ONNX bytes, ordered early ... final).
 
     Seat-swapped pairs, all at `simulations` per move for both sides: the final bot against UCT
     (`uct_pairs`) and against the first bot (`duel_pairs`); every other pairing of the bots and
-    UCT in `league_pairs`. Returns each bot's results against UCT (wins, draws, losses), the
-    ratings of all (anchor: uct = 0 Elo), and whether the two bars hold: the final bot wins at
-    least 90% of its games against UCT, and its rating interval lies above the first bot's.
+    UCT in `league_pairs`. Given `house` (a house bot of the game, e.g. Pente's `threats`), it
+    joins the league too and the final bot plays it `house_pairs` pairs. Returns each bot's
+    results against UCT (wins, draws, losses) and against `house`, the ratings of all (anchor:
+    uct = 0 Elo), and whether the two bars hold: the final bot wins at least 90% of its games
+    against UCT, and its rating interval lies above the first bot's.
     """
     names = list(bots)
     final, early = names[-1], names[0]
     players = {name: network_player(name, model, game, simulations, c_puct) for name, model in bots.items()}
     players[UCT] = house_player(UCT, simulations)
+    opponents = [UCT]
+    if house:
+        players[house] = house_player(house, simulations, game=game.name)
+        opponents.append(house)
+    special = {(final, UCT): uct_pairs, (early, final): duel_pairs, (final, house): house_pairs}
     records: list[GameRecord] = []
     for index, name in enumerate(names):
-        for other in [*names[index + 1 :], UCT]:
-            pairs = {(final, UCT): uct_pairs, (early, final): duel_pairs}.get((name, other), league_pairs)
+        for other in [*names[index + 1 :], *opponents]:
+            pairs = special.get((name, other), league_pairs)
             records += play_pairs(game, players[name], players[other], pairs, seed + len(records))
+    if house:
+        records += play_pairs(game, players[house], players[UCT], league_pairs, seed + len(records))
     ratings = fit(records, fit_ratings)
     versus_uct = {name: win_draw_loss(records, name, UCT) for name in names}
     wins, draws, losses = versus_uct[final]
+    versus_house = (
+        {f"versus_{house}": {name: win_draw_loss(records, name, house) for name in names}} if house else {}
+    )
     return {
         "simulations": simulations,
         "versus_uct": versus_uct,
+        **versus_house,
         "final_vs_early": win_draw_loss(records, final, early),
         "ratings": ratings,
         "final_wins_vs_uct": wins / (wins + draws + losses),
