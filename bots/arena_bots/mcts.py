@@ -178,22 +178,26 @@ def check_searchable(game: Game) -> None:
 
 
 def choose_action(result: SearchResult, temperature: float, rng: np.random.Generator) -> int:
-    """The move of a search at temperature 0, by OpenSpiel MCTSBot's order: a move found to win the
-    game at once, else not one found to lose it; then most visits (ties: higher prior, then higher
-    mean value). A UCT search with fewer simulations than moves visits each move it tries once:
-    it plays a win it found, else the move whose playout went best. At a temperature, a draw with
+    """The move of a search: the best by `best_first` at temperature 0, else a draw with
     probability proportional to visits^(1 / temperature)."""
     if temperature == 0:
-        keys = (-result.action_values, -result.priors, -result.visits, -result.ending_returns)
-        return int(result.actions[np.lexsort(keys)[0]])
+        return int(result.actions[best_first(result)[0]])
     weights = (result.visits / result.visits.max()) ** (1.0 / temperature)
     return int(result.actions[rng.choice(weights.size, p=weights / weights.sum())])
 
 
+def best_first(result: SearchResult) -> np.ndarray:
+    """Indices of the result's actions, best first, by OpenSpiel MCTSBot's order: a move found to
+    win the game at once, else not one found to lose it; then most visits (ties: higher prior,
+    then higher mean value). A UCT search with fewer simulations than moves visits each move it
+    tries once: its best is a win it found, else the move whose playout went best."""
+    return np.lexsort((-result.action_values, -result.priors, -result.visits, -result.ending_returns))
+
+
 def describe(result: SearchResult, top: int = TOP_MOVES) -> dict[str, Any]:
     """The replay insight of a search (JSON-safe): root value, the `top` moves best first with
-    their share of the visits and their prior, and the number of simulations."""
-    order = np.lexsort((-result.priors, -result.visits))[:top]
+    their share of the visits and their prior (`best_first`), and the number of simulations."""
+    order = best_first(result)[:top]
     total = result.visits.sum()
     moves = [
         {"action": [int(action)], "share": round(float(visits / total), 4), "prior": round(float(prior), 4)}
