@@ -505,7 +505,7 @@ def test_a_scheduling_round_books_the_introduction_within_the_in_flight_cap(cont
 
 def test_a_round_of_several_ladders_sends_their_messages_in_turn(context, ladder, enqueued, engine: Engine):
     with session(engine) as db:
-        other = ensure_ladder(db, game="pente", simulations=4).id
+        other = ensure_ladder(db, game="bobail", simulations=8).id
         db.commit()
     booked = ladders.schedule_ladder(context, ladder.id, other)
     cap = SchedulePolicy().max_in_flight
