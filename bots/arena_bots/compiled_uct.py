@@ -32,7 +32,7 @@ from numba import njit
 from numba.extending import overload
 
 from arena_bots.match import Request
-from arena_bots.mcts import SearchConfig, SearchResult, root_result
+from arena_bots.mcts import SearchConfig, SearchResult, child_priors, root_result
 from arena_games import pcg64
 from arena_games.api import Game
 from arena_games.bobail import kernel_game as bobail_positions
@@ -347,8 +347,7 @@ def search(game: Game, requests: Sequence[Request], config: SearchConfig) -> lis
         rng = pcg64.state_of(request.rng)
         uct_search(tree_game.tag, tree, board, info, rng, config.simulations, config.exploration)
         pcg64.restore(request.rng, rng)
-        priors = tree.edge_prior[tree.node_first[0] : tree.node_first[0] + tree.node_count[0]]
-        results.append(root_result(tree, 0, priors.astype(np.float64), config))
+        results.append(root_result(tree, 0, child_priors(tree, 0), config))
     return results
 
 

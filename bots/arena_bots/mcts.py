@@ -351,7 +351,7 @@ def add_root_noise(
 
 def child_priors(forest: Any, node: int) -> np.ndarray:
     """The priors of `node`'s edges (a copy); empty for a failed root (node -1). `forest`: a
-    mcts_tree.Forest, or a compiled one with the same node and edge arrays (compiled_puct)."""
+    mcts_tree.Forest, or a compiled one with the same node and edge arrays (compiled_puct, compiled_uct)."""
     first = forest.node_first[node]
     return forest.edge_prior[first : first + forest.node_count[node]].astype(np.float64)
 
