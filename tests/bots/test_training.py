@@ -23,7 +23,7 @@ from arena_bots.runtime import InProcessSession
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
 from arena_bots.training.networks import MlpNet, build_network, parameter_count
-from arena_bots.training.run import Run, RunSettings, settings_for, train_alphazero
+from arena_bots.training.run import RESUMABLE, Run, RunSettings, SettingsError, settings_for, train_alphazero
 from arena_bots.training.selfplay import Positions, SelfPlaySettings, play_generation, play_teacher_generation
 from arena_bots.training.trainer import TrainSettings
 from arena_bots.validation import validate
@@ -420,6 +420,33 @@ def test_the_cli_names_a_bad_teacher(tmp_path, capsys):
     assert cli.main([*spring, "--teacher", "gardener", "--teacher-dagger", "1.5"]) != 0
     assert "the learner's share of the teacher's games is in [0, 1], got 1.5" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_resumed_run_takes_resumable_changes_and_records_them(tmp_path):
+    Run.open(tmp_path, BOBAIL, TINY, fit_ratings)
+    changes = {"simulations": 16, "temperature_moves": 0, "blocks": TINY.blocks, "seed": None}
+    run = Run.open(tmp_path, BOBAIL, None, fit_ratings, changes)
+    assert (run.settings.selfplay.simulations, run.settings.selfplay.temperature_moves) == (16, 0)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["settings"]["selfplay"]["simulations"] == 16
+    assert config["changes"] == [{"generation": 1, "settings": {"simulations": 16, "temperature_moves": 0}}]
+    with pytest.raises(SettingsError, match=re.escape("a resumed run keeps capacity=2000, filters=8: start")):
+        Run.open(tmp_path, BOBAIL, None, fit_ratings, {"filters": 16, "capacity": 10, "games": 2})
+    assert json.loads((tmp_path / "config.json").read_text()) == config  # nothing of a refused change kept
+
+
+def test_the_cli_marks_the_options_a_resumed_run_takes(tmp_path, capsys):
+    from arena_platform import cli
+    from arena_platform.cli.train import SHAPE_OPTIONS
+
+    for option, meaning in SHAPE_OPTIONS.items():
+        assert meaning.endswith("(resumable)") == (option.replace("-", "_") in RESUMABLE), option
+    Run.open(tmp_path, BOBAIL, TINY, fit_ratings)
+    command = ["train", "alphazero", "--game", "bobail", "--out", str(tmp_path), "--max-steps", "1"]
+    assert cli.main([*command, "--blocks", "4"]) != 0
+    assert "a resumed run keeps blocks=1: start a new run (another --out)" in capsys.readouterr().err
+    assert cli.main([*command, "--temperature-moves", "-1"]) != 0
+    assert "temperature moves must be 0 or more, got -1" in capsys.readouterr().err
 
 
 def test_the_zoo_bars_can_seat_a_house_bot_in_the_league():

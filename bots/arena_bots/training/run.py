@@ -10,7 +10,8 @@ all games so far are refitted into ratings
 (anchor: uct = 0 Elo) and the curve is redrawn.
 
 Run folder `out_dir` (e.g. runs/bobail-az/):
-  config.json     the RunSettings (written once; a resumed run keeps them, whatever is passed)
+  config.json     the RunSettings; a resumed run keeps them, except the RESUMABLE ones it is asked
+                  to change, each change listed in "changes" with the generation it starts from
   state.pt        network + optimiser after the latest generation (resume point)
   buffer.npz      the replay window after the latest generation (compressed); a resume point
                   without it (a small one committed to a repository) resumes with an empty window
@@ -130,6 +131,26 @@ DEFAULT_SETTINGS = {
 }
 
 
+class SettingsError(ValueError):
+    """Settings a run cannot take, named with the reason (the CLI shows it as a usage error)."""
+
+
+# settings_for's names of the self-play settings, and of the run's settings named otherwise.
+SELFPLAY_NAMES = frozenset({"simulations", "games", "parallel", "temperature_moves"})
+RENAMED = {"capacity": "buffer_capacity"}
+# What a resumed run may change from its next generation; the other settings define the run (its
+# network, replay window, seed and teacher) and stay as its config.json has them.
+RESUMABLE = SELFPLAY_NAMES | {
+    "checkpoint_every",
+    "eval_pairs",
+    "eval_simulations",
+    "teacher_generations",
+    "teacher_explore",
+    "teacher_dagger",
+    "teacher_opponent",
+}
+
+
 def settings_for(
     game_name: str,
     *,
@@ -138,6 +159,7 @@ def settings_for(
     simulations: int | None = None,
     games: int | None = None,
     parallel: int | None = None,
+    temperature_moves: int | None = None,
     capacity: int | None = None,
     checkpoint_every: int | None = None,
     eval_pairs: int | None = None,
@@ -150,13 +172,15 @@ def settings_for(
     seed: int | None = None,
 ) -> RunSettings:
     """The game's default settings with the given ones replaced (None: keep the default).
-    ValueError names a teacher that cannot teach this game or demonstrations without a teacher."""
-    base = DEFAULT_SETTINGS.get(game_name, RunSettings())
-    selfplay = {"simulations": simulations, "games": games, "parallel": parallel}
-    top = {
+    SettingsError names a teacher that cannot teach this game or demonstrations without a teacher."""
+    given = {
         "blocks": blocks,
         "filters": filters,
-        "buffer_capacity": capacity,
+        "simulations": simulations,
+        "games": games,
+        "parallel": parallel,
+        "temperature_moves": temperature_moves,
+        "capacity": capacity,
         "checkpoint_every": checkpoint_every,
         "eval_pairs": eval_pairs,
         "eval_simulations": eval_simulations,
@@ -167,28 +191,57 @@ def settings_for(
         "teacher_opponent": teacher_opponent,
         "seed": seed,
     }
-    settings = dataclasses.replace(
-        base,
-        selfplay=dataclasses.replace(base.selfplay, **_given(selfplay)),
-        **_given(top),
+    return _replaced(DEFAULT_SETTINGS.get(game_name, RunSettings()), game_name, given)
+
+
+def resumed_settings(saved: RunSettings, game_name: str, changes: Mapping[str, Any]) -> RunSettings:
+    """A resumed run's `saved` settings with `changes` (settings_for's names; None: unchanged)
+    replaced. SettingsError names a change that only a new run can make, or a bad value."""
+    fixed = sorted(
+        name
+        for name, value in _given(changes).items()
+        if name not in RESUMABLE and value != _setting(saved, name)
     )
+    if fixed:
+        kept = ", ".join(f"{name}={_setting(saved, name)!r}" for name in fixed)
+        raise SettingsError(f"a resumed run keeps {kept}: start a new run (another --out) to change that")
+    return _replaced(saved, game_name, changes)
+
+
+def _replaced(base: RunSettings, game_name: str, given: Mapping[str, Any]) -> RunSettings:
+    """`base` with the given settings (settings_for's names; None: keep) replaced, then checked."""
+    given = _given(given)
+    selfplay = {name: value for name, value in given.items() if name in SELFPLAY_NAMES}
+    top = {RENAMED.get(name, name): value for name, value in given.items() if name not in SELFPLAY_NAMES}
+    settings = dataclasses.replace(base, selfplay=dataclasses.replace(base.selfplay, **selfplay), **top)
     _check_teacher(settings, game_name)
     return settings
 
 
+def _setting(settings: RunSettings, name: str) -> Any:
+    """One setting by settings_for's name."""
+    holder = settings.selfplay if name in SELFPLAY_NAMES else settings
+    return getattr(holder, RENAMED.get(name, name))
+
+
 def _check_teacher(settings: RunSettings, game_name: str) -> None:
     if settings.teacher_generations < 0:
-        raise ValueError(f"teacher generations must be 0 or more, got {settings.teacher_generations}")
+        raise SettingsError(f"teacher generations must be 0 or more, got {settings.teacher_generations}")
     if not 0.0 <= settings.teacher_explore <= 1.0:
-        raise ValueError(f"the teacher's exploration is a share in [0, 1], got {settings.teacher_explore}")
+        raise SettingsError(f"the teacher's exploration is a share in [0, 1], got {settings.teacher_explore}")
     if not 0.0 <= settings.teacher_dagger <= 1.0:
-        raise ValueError(
+        raise SettingsError(
             f"the learner's share of the teacher's games is in [0, 1], got {settings.teacher_dagger}"
         )
     if (settings.teacher_generations or settings.teacher_opponent) and not settings.teacher:
-        raise ValueError("teacher generations need a teacher (a house bot of the game)")
+        raise SettingsError("teacher generations need a teacher (a house bot of the game)")
+    if settings.selfplay.temperature_moves < 0:
+        raise SettingsError(f"temperature moves must be 0 or more, got {settings.selfplay.temperature_moves}")
     if settings.teacher:
-        house_player(settings.teacher, settings.eval_simulations, game=game_name)  # ValueError if it cannot
+        try:
+            house_player(settings.teacher, settings.eval_simulations, game=game_name)
+        except ValueError as error:  # a house bot that does not play this game
+            raise SettingsError(str(error)) from None
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -216,19 +269,22 @@ def train_alphazero(
     *,
     max_steps: int | None = None,
     settings: RunSettings | None = None,
+    changes: Mapping[str, Any] | None = None,
     fit_ratings: RatingFit,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train (or resume training) an AlphaZero bot for `game_name` in `out_dir`.
 
-    Stops after `hours` of wall time in this call or once the run has made `max_steps` gradient
-    steps in all (at least one must be given); the current generation is finished first. Returns
-    the final progress as a dict. `fit_ratings` is `arena_platform.ratings.fit_ratings`.
+    A new run trains with `settings`; a resumed run with its saved ones, `changes` applied
+    (`resumed_settings`; SettingsError before anything runs if it cannot take them). Stops after
+    `hours` of wall time in this call or once the run has made `max_steps` gradient steps in all (at
+    least one must be given); the current generation is finished first. Returns the final progress
+    as a dict. `fit_ratings` is `arena_platform.ratings.fit_ratings`.
     """
     if hours is None and max_steps is None:
         raise ValueError("give hours or max_steps (or both)")
     torch.set_num_threads(1)
-    run = Run.open(Path(out_dir), get_game(game_name), settings, fit_ratings)
+    run = Run.open(Path(out_dir), get_game(game_name), settings, fit_ratings, changes)
     deadline = time.monotonic() + (hours * 3600.0 if hours is not None else float("inf"))
     bar = tqdm(desc=f"{game_name} self-play", unit="game", disable=not progress, initial=run.progress.games)
     while time.monotonic() < deadline and (max_steps is None or run.progress.step < max_steps):
@@ -271,15 +327,35 @@ class Run:
         self.wall_at_start = 0.0
 
     @classmethod
-    def open(cls, folder: Path, game: Game, settings: RunSettings | None, fit_ratings: RatingFit) -> Run:
-        """A new run in `folder`, or the run already there resumed (its saved settings win)."""
+    def open(
+        cls,
+        folder: Path,
+        game: Game,
+        settings: RunSettings | None,
+        fit_ratings: RatingFit,
+        changes: Mapping[str, Any] | None = None,
+    ) -> Run:
+        """A new run in `folder` with `settings`, or the run already there resumed: its saved
+        settings win over `settings`, and take `changes` (resumed_settings) from its next generation,
+        each change recorded in config.json's "changes" with that generation."""
         config = folder / "config.json"
         if config.exists():
             saved = json.loads(config.read_text())
             if saved["game"] != game.name:
                 raise ValueError(f"{folder} holds a {saved['game']} run, not {game.name}")
-            run = cls(folder, game, RunSettings.from_dict(saved["settings"]), fit_ratings)
+            old = RunSettings.from_dict(saved["settings"])
+            new = resumed_settings(old, game.name, changes or {})
+            run = cls(folder, game, new, fit_ratings)
             run.resume()
+            if new != old:
+                changed = {
+                    name: _setting(new, name)
+                    for name in sorted(RESUMABLE)
+                    if _setting(new, name) != _setting(old, name)
+                }
+                record = {"generation": run.progress.generation + 1, "settings": changed}
+                saved.update(settings=new.to_dict(), changes=[*saved.get("changes", []), record])
+                _write_json(config, saved)
             return run
         run = cls(folder, game, settings or DEFAULT_SETTINGS.get(game.name, RunSettings()), fit_ratings)
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)

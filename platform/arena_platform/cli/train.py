@@ -3,10 +3,12 @@ offline; and `arena train start|list|show|pause|resume|cancel`: training session
 
 `arena train dqn --game csb --hours 1 --out runs/csb-dqn`: the DQN kit (Coders Strike Back only).
 
-Running `alphazero` or `dqn` again with the same --out resumes the run (the run's saved settings win over
-the options, which only shape new runs). PyTorch is the optional extra `train`
-(`pip install -e ".[train]"`, which pins torch==2.13.0); the session commands need only a server
-with a training worker (`arena worker --queues training`) and your API token.
+Running `alphazero` or `dqn` again with the same --out resumes the run with its saved settings. An
+`alphazero` run takes the options marked "resumable" from its next generation (recorded in its
+config.json); the others only shape new runs, and a resumed run refuses a different value.
+PyTorch is the optional extra `train` (`pip install -e ".[train]"`, which pins torch==2.13.0); the
+session commands need only a server with a training worker (`arena worker --queues training`) and
+your API token.
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ from typing import Any
 from arena_games.registry import GAMES
 from arena_platform.cli.common import UsageError, add_server_options, server_token
 
+# Each option's help ends with when it counts: a resumed run takes the resumable ones from its next
+# generation (arena_bots.training.run.RESUMABLE, which a test holds these markers to).
 SHAPE_OPTIONS = {
-    "blocks": "residual blocks of the network (an MLP's hidden layers, for a flat-input game)",
-    "filters": "convolution filters, multiples of 16 are fast on a CPU (an MLP's units per layer)",
-    "simulations": "MCTS simulations per self-play move",
-    "games": "self-play games per generation",
-    "parallel": "self-play games played at once (batched inference)",
-    "capacity": "positions kept in the replay window",
-    "checkpoint-every": "generations between checkpoints",
-    "eval-pairs": "seat-swapped pairs per checkpoint evaluation",
-    "eval-simulations": "simulations per move in evaluations",
-    "seed": "the run's seed",
+    "blocks": "residual blocks (an MLP's hidden layers, for a flat-input game; new runs only)",
+    "filters": "convolution filters, multiples of 16 are fast on a CPU (an MLP's units; new runs only)",
+    "simulations": "MCTS simulations per self-play move (resumable)",
+    "games": "self-play games per generation (resumable)",
+    "parallel": "self-play games played at once, batched inference (resumable)",
+    "temperature-moves": "first moves of a self-play game drawn from the visit shares (resumable)",
+    "capacity": "positions kept in the replay window (new runs only)",
+    "checkpoint-every": "generations between checkpoints (resumable)",
+    "eval-pairs": "seat-swapped pairs per checkpoint evaluation (resumable)",
+    "eval-simulations": "simulations per move in evaluations (resumable)",
+    "seed": "the run's seed (new runs only)",
 }
 
 
@@ -44,29 +49,31 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     alphazero.add_argument("--hours", type=float, help="wall-clock budget of this invocation")
     alphazero.add_argument("--max-steps", type=int, help="stop at this many training steps")
     for option, meaning in SHAPE_OPTIONS.items():
-        alphazero.add_argument(f"--{option}", type=int, help=f"{meaning} (new runs only)")
+        alphazero.add_argument(f"--{option}", type=int, help=meaning)
     alphazero.add_argument(
         "--teacher",
         help="a house bot whose games against itself start the run (e.g. gardener; new runs only)",
     )
     alphazero.add_argument(
-        "--teacher-generations", type=int, help="first generations played by the teacher (new runs only)"
+        "--teacher-generations", type=int, help="first generations played by the teacher (resumable)"
     )
     alphazero.add_argument(
-        "--teacher-explore", type=float, help="share of the teacher's moves played at random (default 0.1)"
+        "--teacher-explore",
+        type=float,
+        help="share of the teacher's moves played at random (default 0.1; resumable)",
     )
     alphazero.add_argument(
         "--teacher-dagger",
         type=float,
         help="share of the teacher's other moves played by the learner's policy, still labelled by the "
-        "teacher (DAgger; default 0; new runs only)",
+        "teacher (DAgger; default 0; resumable)",
     )
     alphazero.add_argument(
         "--teacher-opponent",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
         help="after the teacher's generations, the network's searches play the teacher instead of "
-        "themselves (new runs only)",
+        "themselves (resumable: --no-teacher-opponent turns it off)",
     )
     alphazero.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     alphazero.set_defaults(run=_run_alphazero)
@@ -198,31 +205,25 @@ def _checkpoint_line(checkpoint: dict[str, Any]) -> str:
 def _run_alphazero(args: argparse.Namespace) -> int:
     _needs_budget(args.hours, args.max_steps, "--max-steps N")
     with _train_extra():
-        from arena_bots.training.run import settings_for, train_alphazero
+        from arena_bots.training.run import SettingsError, settings_for, train_alphazero
     from arena_platform.ratings import fit_ratings
 
-    shape = {option.replace("-", "_"): getattr(args, option.replace("-", "_")) for option in SHAPE_OPTIONS}
-    teaching = {"teacher": args.teacher, "teacher_generations": args.teacher_generations}
+    teaching = ("teacher", "teacher_generations", "teacher_explore", "teacher_dagger", "teacher_opponent")
+    names = [option.replace("-", "_") for option in SHAPE_OPTIONS] + list(teaching)
+    given = {name: getattr(args, name) for name in names}
     try:
-        settings = settings_for(
+        train_alphazero(
             args.game,
-            **shape,
-            **teaching,
-            teacher_explore=args.teacher_explore,
-            teacher_dagger=args.teacher_dagger,
-            teacher_opponent=args.teacher_opponent,
+            args.out,
+            args.hours,
+            max_steps=args.max_steps,
+            settings=settings_for(args.game, **given),
+            changes=given,
+            fit_ratings=fit_ratings,
+            progress=not args.no_progress,
         )
-    except ValueError as error:
+    except SettingsError as error:
         raise UsageError(str(error)) from None
-    train_alphazero(
-        args.game,
-        args.out,
-        args.hours,
-        max_steps=args.max_steps,
-        settings=settings,
-        fit_ratings=fit_ratings,
-        progress=not args.no_progress,
-    )
     return 0
 
 
