@@ -1,6 +1,6 @@
 """Publish trained checkpoints into the zoo, and measure the zoo's bars from its ONNX files.
 
-    .venv/bin/python bots/zoo/measure.py publish --game bobail --run runs/bobail-az
+    .venv/bin/python bots/zoo/measure.py publish --game bobail --run runs/bobail-az [--stages final]
     .venv/bin/python bots/zoo/measure.py measure --game bobail [--simulations 100 --uct-pairs 100]
     .venv/bin/python bots/zoo/measure.py measure --game pente --house threats [--house-pairs 100]
 
@@ -51,7 +51,9 @@ def hardware() -> str:
     return f"{model}; {os.cpu_count()} cores shared with other work; 1 thread per training process; no GPU"
 
 
-def publish(game_name: str, run: Path, simulations: int) -> None:
+def publish(game_name: str, run: Path, simulations: int, stages: tuple[str, ...] = STAGES) -> None:
+    """The run's first, middle and last checkpoints as the zoo's early, middle and final bots; only
+    `stages` of them (the others stay as published, e.g. from this run's earlier sitting)."""
     import torch
 
     from arena_bots.export import export_bot
@@ -67,6 +69,8 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
     folder = ZOO / game_name
     folder.mkdir(exist_ok=True)
     for stage, checkpoint in zip(STAGES, chosen, strict=True):
+        if stage not in stages:
+            continue
         name = bot_name(game_name, stage)
         network = build_network(game.spec, settings["blocks"], settings["filters"])
         network.load_state_dict(
@@ -81,7 +85,7 @@ def publish(game_name: str, run: Path, simulations: int) -> None:
             c_puct=settings["selfplay"]["c_puct"],
         )
         model = export_bot(network, game, manifest, folder / f"{name}.onnx")
-        training = {"kit": _kit(settings), "run": run.name, **settings}
+        training = {"kit": _kit(settings), "run": run.name, **settings, "changes": config.get("changes", [])}
         write_record(folder, name, model, game, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
 
@@ -273,6 +277,14 @@ def measure_csb(final_pairs: int, other_pairs: int, seed: int = 2024) -> None:
     print(json.dumps(bars, indent=1))
 
 
+def _stages(parser: argparse.ArgumentParser, given: str) -> tuple[str, ...]:
+    stages = tuple(stage.strip() for stage in given.split(","))
+    unknown = [stage for stage in stages if stage not in STAGES]
+    if unknown:
+        parser.error(f"--stages takes early, middle and final, not {', '.join(unknown)}")
+    return stages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bots/zoo/measure.py")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +293,11 @@ def main() -> None:
     )
     publishing.add_argument("--game", required=True)
     publishing.add_argument("--run", required=True, type=Path)
+    publishing.add_argument(
+        "--stages",
+        default=",".join(STAGES),
+        help="which of early,middle,final to publish (default all; the others stay as they are)",
+    )
     measuring = commands.add_parser("measure", help="play the bars from the zoo's ONNX files")
     measuring.add_argument("--game", required=True)
     measuring.add_argument("--uct-pairs", type=int, default=100, help="final vs uct (200 games by default)")
@@ -300,7 +317,7 @@ def main() -> None:
             args.uct_pairs, args.league_pairs * 2
         )
     elif args.command == "publish":
-        publish(args.game, args.run, args.simulations)
+        publish(args.game, args.run, args.simulations, _stages(parser, args.stages))
     else:
         measure(
             args.game,

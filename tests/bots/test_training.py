@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -224,6 +226,7 @@ def test_self_play_plays_the_same_games_on_both_cores(game, config, monkeypatch)
     np.testing.assert_array_equal(compiled.value, reference.value)
 
 
+ZOO_MEASURE = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "measure.py"
 TINY = RunSettings(
     blocks=1,
     filters=8,
@@ -447,6 +450,28 @@ def test_the_cli_marks_the_options_a_resumed_run_takes(tmp_path, capsys):
     assert "a resumed run keeps blocks=1: start a new run (another --out)" in capsys.readouterr().err
     assert cli.main([*command, "--temperature-moves", "-1"]) != 0
     assert "temperature moves must be 0 or more, got -1" in capsys.readouterr().err
+
+
+def test_the_zoo_publishes_only_the_stages_asked_for(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("zoo_measure", ZOO_MEASURE)
+    measure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(measure)
+    monkeypatch.setattr(measure, "ZOO", tmp_path / "zoo")
+    (tmp_path / "zoo").mkdir()
+    run = tmp_path / "run"
+    settings = dataclasses.replace(
+        TINY, selfplay=dataclasses.replace(TINY.selfplay, game_config={"max_turns": 10})
+    )
+    first = train_alphazero(
+        "bobail", run, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
+    )
+    train_alphazero("bobail", run, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False)
+    measure.publish("bobail", run, simulations=4, stages=("final",))
+    published = sorted(path.name for path in (tmp_path / "zoo" / "bobail").iterdir())
+    assert published == ["az-bobail-final.json", "az-bobail-final.onnx", "curve.png"]
+    record = json.loads((tmp_path / "zoo" / "bobail" / "az-bobail-final.json").read_text())
+    assert record["checkpoint"]["generation"] == 2
+    assert record["training"]["changes"] == []
 
 
 def test_the_zoo_bars_can_seat_a_house_bot_in_the_league():
