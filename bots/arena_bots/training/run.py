@@ -172,7 +172,8 @@ def settings_for(
     seed: int | None = None,
 ) -> RunSettings:
     """The game's default settings with the given ones replaced (None: keep the default).
-    SettingsError names a teacher that cannot teach this game or demonstrations without a teacher."""
+    SettingsError names a bad value: a teacher that cannot teach this game, demonstrations without a
+    teacher, a share outside [0, 1], a negative count."""
     given = {
         "blocks": blocks,
         "filters": filters,
@@ -214,7 +215,7 @@ def _replaced(base: RunSettings, game_name: str, given: Mapping[str, Any]) -> Ru
     selfplay = {name: value for name, value in given.items() if name in SELFPLAY_NAMES}
     top = {RENAMED.get(name, name): value for name, value in given.items() if name not in SELFPLAY_NAMES}
     settings = dataclasses.replace(base, selfplay=dataclasses.replace(base.selfplay, **selfplay), **top)
-    _check_teacher(settings, game_name)
+    _check_settings(settings, game_name)
     return settings
 
 
@@ -224,7 +225,8 @@ def _setting(settings: RunSettings, name: str) -> Any:
     return getattr(holder, RENAMED.get(name, name))
 
 
-def _check_teacher(settings: RunSettings, game_name: str) -> None:
+def _check_settings(settings: RunSettings, game_name: str) -> None:
+    """SettingsError if a value is out of its range or the teacher cannot teach `game_name`."""
     if settings.teacher_generations < 0:
         raise SettingsError(f"teacher generations must be 0 or more, got {settings.teacher_generations}")
     if not 0.0 <= settings.teacher_explore <= 1.0:
