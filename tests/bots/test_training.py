@@ -452,7 +452,11 @@ def test_the_cli_marks_the_options_a_resumed_run_takes(tmp_path, capsys):
     assert "temperature moves must be 0 or more, got -1" in capsys.readouterr().err
 
 
-def test_the_zoo_publishes_only_the_stages_asked_for(tmp_path, monkeypatch):
+def test_a_resume_point_without_onnx_files_trains_on_and_publishes_the_stages_asked_for(
+    tmp_path, monkeypatch
+):
+    """A resume point committed with its checkpoints' torch states only (as bots/zoo/*/resume):
+    the next checkpoint's evaluation exports the previous one again; `publish --stages final`."""
     spec = importlib.util.spec_from_file_location("zoo_measure", ZOO_MEASURE)
     measure = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(measure)
@@ -465,7 +469,10 @@ def test_the_zoo_publishes_only_the_stages_asked_for(tmp_path, monkeypatch):
     first = train_alphazero(
         "bobail", run, max_steps=1, settings=settings, fit_ratings=fit_ratings, progress=False
     )
+    (onnx,) = (run / "checkpoints").glob("*.onnx")
+    onnx.unlink()
     train_alphazero("bobail", run, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False)
+    assert validate(onnx.read_bytes(), BOBAIL).ok
     measure.publish("bobail", run, simulations=4, stages=("final",))
     published = sorted(path.name for path in (tmp_path / "zoo" / "bobail").iterdir())
     assert published == ["az-bobail-final.json", "az-bobail-final.onnx", "curve.png"]

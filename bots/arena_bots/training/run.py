@@ -473,7 +473,7 @@ class Run:
         if previous is None:
             opponents.append(house_player(RANDOM, sims))
         else:
-            old = (self.folder / "checkpoints" / f"{previous}.onnx").read_bytes()
+            old = self.checkpoint_model(previous)
             opponents.append(network_player(previous, old, self.game, sims, c_puct))
         seed = self.settings.seed * 1_000_003 + self.progress.generation
         config = self.settings.selfplay.game_config  # the self-play caps hold here too
@@ -491,8 +491,9 @@ class Run:
         plot_curve(ratings, steps, str(curve), f"{self.game.spec.title}: AlphaZero checkpoints")
         return ratings
 
-    def export(self, name: str, path: Path | None = None) -> bytes:
-        """The network as a bot (validated statically by export_bot), written to `path` if given."""
+    def export(self, name: str, path: Path | None = None, network: torch.nn.Module | None = None) -> bytes:
+        """The network (or `network`, of the run's shape) as a bot (validated statically by
+        export_bot), written to `path` if given."""
         manifest = Manifest(
             game=self.game.name,
             game_version=self.game.spec.version,
@@ -501,7 +502,17 @@ class Run:
             simulations=self.settings.eval_simulations,
             c_puct=self.settings.selfplay.c_puct,
         )
-        return export_bot(self.network, self.game, manifest, path)
+        return export_bot(network or self.network, self.game, manifest, path)
+
+    def checkpoint_model(self, name: str) -> bytes:
+        """A checkpoint's ONNX bot; exported again from its torch state when only that was kept (a
+        resume point committed without the ONNX files)."""
+        onnx = self.folder / "checkpoints" / f"{name}.onnx"
+        if onnx.exists():
+            return onnx.read_bytes()
+        network = build_network(self.game.spec, self.settings.blocks, self.settings.filters)
+        network.load_state_dict(torch.load(onnx.with_suffix(".pt"), weights_only=True))
+        return self.export(name, onnx, network)
 
     def network_bytes(self) -> bytes:
         """The network's torch state (what `load_network` takes back)."""
