@@ -456,7 +456,8 @@ def test_a_resume_point_without_onnx_files_trains_on_and_publishes_the_stages_as
     tmp_path, monkeypatch
 ):
     """A resume point committed with its checkpoints' torch states only (as bots/zoo/*/resume):
-    the next checkpoint's evaluation exports the previous one again; `publish --stages final`."""
+    the next checkpoint's evaluation exports the previous one again; without either file, it plays
+    UCT alone. Then `publish --stages final`."""
     spec = importlib.util.spec_from_file_location("zoo_measure", ZOO_MEASURE)
     measure = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(measure)
@@ -471,13 +472,18 @@ def test_a_resume_point_without_onnx_files_trains_on_and_publishes_the_stages_as
     )
     (onnx,) = (run / "checkpoints").glob("*.onnx")
     onnx.unlink()
-    train_alphazero("bobail", run, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False)
+    second = train_alphazero(
+        "bobail", run, max_steps=first["step"] + 1, fit_ratings=fit_ratings, progress=False
+    )
     assert validate(onnx.read_bytes(), BOBAIL).ok
+    for kept in (run / "checkpoints").glob(f"{second['checkpoints'][-1]['name']}.*"):
+        kept.unlink()
+    train_alphazero("bobail", run, max_steps=second["step"] + 1, fit_ratings=fit_ratings, progress=False)
     measure.publish("bobail", run, simulations=4, stages=("final",))
     published = sorted(path.name for path in (tmp_path / "zoo" / "bobail").iterdir())
     assert published == ["az-bobail-final.json", "az-bobail-final.onnx", "curve.png"]
     record = json.loads((tmp_path / "zoo" / "bobail" / "az-bobail-final.json").read_text())
-    assert record["checkpoint"]["generation"] == 2
+    assert record["checkpoint"]["generation"] == 3
     assert record["training"]["changes"] == []
 
 

@@ -462,7 +462,8 @@ class Run:
         return f"checkpoint {name}: {rating:+.0f} ± {half:.0f} Elo vs uct{versus}"
 
     def evaluate(self, name: str, model: bytes, previous: str | None) -> None:
-        """Seat-swapped pairs of the new checkpoint against the previous one, UCT and (first) random."""
+        """Seat-swapped pairs of the new checkpoint against UCT, and the previous checkpoint (where it
+        was kept) or, for the first, the random bot."""
         sims, pairs, c_puct = (
             self.settings.eval_simulations,
             self.settings.eval_pairs,
@@ -470,10 +471,10 @@ class Run:
         )
         player = network_player(name, model, self.game, sims, c_puct)
         opponents = [house_player(UCT, sims)]
+        old = self.checkpoint_model(previous) if previous else None
         if previous is None:
             opponents.append(house_player(RANDOM, sims))
-        else:
-            old = self.checkpoint_model(previous)
+        elif old is not None:
             opponents.append(network_player(previous, old, self.game, sims, c_puct))
         seed = self.settings.seed * 1_000_003 + self.progress.generation
         config = self.settings.selfplay.game_config  # the self-play caps hold here too
@@ -504,12 +505,15 @@ class Run:
         )
         return export_bot(network or self.network, self.game, manifest, path)
 
-    def checkpoint_model(self, name: str) -> bytes:
-        """A checkpoint's ONNX bot; exported again from its torch state when only that was kept (a
-        resume point committed without the ONNX files)."""
+    def checkpoint_model(self, name: str) -> bytes | None:
+        """A checkpoint's ONNX bot; exported again from its torch state when only that was kept, None
+        when neither was (a resume point committed without them: its next evaluation has no previous
+        checkpoint to play)."""
         onnx = self.folder / "checkpoints" / f"{name}.onnx"
         if onnx.exists():
             return onnx.read_bytes()
+        if not onnx.with_suffix(".pt").exists():
+            return None
         network = build_network(self.game.spec, self.settings.blocks, self.settings.filters)
         network.load_state_dict(torch.load(onnx.with_suffix(".pt"), weights_only=True))
         return self.export(name, onnx, network)
