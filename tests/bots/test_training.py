@@ -426,13 +426,15 @@ def test_the_cli_names_a_bad_teacher(tmp_path, capsys):
 
 
 def test_a_resumed_run_takes_resumable_changes_and_records_them(tmp_path):
-    Run.open(tmp_path, BOBAIL, TINY, fit_ratings)
-    changes = {"simulations": 16, "temperature_moves": 0, "blocks": TINY.blocks, "seed": None}
+    Run.open(tmp_path, BOBAIL, TINY, fit_ratings).save_state()  # its optimiser saved with lr 1e-3
+    changes = {"simulations": 16, "temperature_moves": 0, "learning_rate": 3e-4, "blocks": TINY.blocks}
     run = Run.open(tmp_path, BOBAIL, None, fit_ratings, changes)
     assert (run.settings.selfplay.simulations, run.settings.selfplay.temperature_moves) == (16, 0)
+    assert run.optimizer.param_groups[0]["lr"] == 3e-4
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["settings"]["selfplay"]["simulations"] == 16
-    assert config["changes"] == [{"generation": 1, "settings": {"simulations": 16, "temperature_moves": 0}}]
+    changed = {"learning_rate": 3e-4, "simulations": 16, "temperature_moves": 0}
+    assert config["changes"] == [{"generation": 1, "settings": changed}]
     with pytest.raises(SettingsError, match=re.escape("a resumed run keeps capacity=2000, filters=8: start")):
         Run.open(tmp_path, BOBAIL, None, fit_ratings, {"filters": 16, "capacity": 10, "games": 2})
     assert json.loads((tmp_path / "config.json").read_text()) == config  # nothing of a refused change kept

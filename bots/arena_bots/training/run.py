@@ -135,20 +135,26 @@ class SettingsError(ValueError):
     """Settings a run cannot take, named with the reason (the CLI shows it as a usage error)."""
 
 
-# settings_for's names of the self-play settings, and of the run's settings named otherwise.
+# settings_for's names of the self-play and the training settings, and of the run's settings
+# named otherwise.
 SELFPLAY_NAMES = frozenset({"simulations", "games", "parallel", "temperature_moves"})
+TRAIN_NAMES = frozenset({"learning_rate"})
 RENAMED = {"capacity": "buffer_capacity"}
 # What a resumed run may change from its next generation; the other settings define the run (its
 # network, replay window, seed and teacher) and stay as its config.json has them.
-RESUMABLE = SELFPLAY_NAMES | {
-    "checkpoint_every",
-    "eval_pairs",
-    "eval_simulations",
-    "teacher_generations",
-    "teacher_explore",
-    "teacher_dagger",
-    "teacher_opponent",
-}
+RESUMABLE = (
+    SELFPLAY_NAMES
+    | TRAIN_NAMES
+    | {
+        "checkpoint_every",
+        "eval_pairs",
+        "eval_simulations",
+        "teacher_generations",
+        "teacher_explore",
+        "teacher_dagger",
+        "teacher_opponent",
+    }
+)
 
 
 def settings_for(
@@ -160,6 +166,7 @@ def settings_for(
     games: int | None = None,
     parallel: int | None = None,
     temperature_moves: int | None = None,
+    learning_rate: float | None = None,
     capacity: int | None = None,
     checkpoint_every: int | None = None,
     eval_pairs: int | None = None,
@@ -181,6 +188,7 @@ def settings_for(
         "games": games,
         "parallel": parallel,
         "temperature_moves": temperature_moves,
+        "learning_rate": learning_rate,
         "capacity": capacity,
         "checkpoint_every": checkpoint_every,
         "eval_pairs": eval_pairs,
@@ -213,15 +221,27 @@ def _replaced(base: RunSettings, game_name: str, given: Mapping[str, Any]) -> Ru
     """`base` with the given settings (settings_for's names; None: keep) replaced, then checked."""
     given = _given(given)
     selfplay = {name: value for name, value in given.items() if name in SELFPLAY_NAMES}
-    top = {RENAMED.get(name, name): value for name, value in given.items() if name not in SELFPLAY_NAMES}
-    settings = dataclasses.replace(base, selfplay=dataclasses.replace(base.selfplay, **selfplay), **top)
+    train = {name: value for name, value in given.items() if name in TRAIN_NAMES}
+    top = {
+        RENAMED.get(name, name): value
+        for name, value in given.items()
+        if name not in SELFPLAY_NAMES | TRAIN_NAMES
+    }
+    settings = dataclasses.replace(
+        base,
+        selfplay=dataclasses.replace(base.selfplay, **selfplay),
+        train=dataclasses.replace(base.train, **train),
+        **top,
+    )
     _check_settings(settings, game_name)
     return settings
 
 
 def _setting(settings: RunSettings, name: str) -> Any:
     """One setting by settings_for's name."""
-    holder = settings.selfplay if name in SELFPLAY_NAMES else settings
+    holder = (
+        settings.selfplay if name in SELFPLAY_NAMES else settings.train if name in TRAIN_NAMES else settings
+    )
     return getattr(holder, RENAMED.get(name, name))
 
 
@@ -237,6 +257,8 @@ def _check_settings(settings: RunSettings, game_name: str) -> None:
         )
     if (settings.teacher_generations or settings.teacher_opponent) and not settings.teacher:
         raise SettingsError("teacher generations need a teacher (a house bot of the game)")
+    if not settings.train.learning_rate > 0:
+        raise SettingsError(f"the learning rate must be above 0, got {settings.train.learning_rate}")
     if settings.selfplay.temperature_moves < 0:
         raise SettingsError(f"temperature moves must be 0 or more, got {settings.selfplay.temperature_moves}")
     if settings.teacher:
@@ -370,6 +392,8 @@ class Run:
             state = torch.load(state_path, weights_only=True)
             self.network.load_state_dict(state["network"])
             self.optimizer.load_state_dict(state["optimizer"])
+            for group in self.optimizer.param_groups:  # the saved state carries its learning rate
+                group["lr"] = self.settings.train.learning_rate
             if (self.folder / "buffer.npz").exists():
                 self.buffer.load(str(self.folder / "buffer.npz"))
             saved = json.loads((self.folder / "progress.json").read_text())

@@ -51,6 +51,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     for option, meaning in SHAPE_OPTIONS.items():
         alphazero.add_argument(f"--{option}", type=int, help=meaning)
     alphazero.add_argument(
+        "--learning-rate", type=float, help="AdamW's learning rate (default 0.001; resumable)"
+    )
+    alphazero.add_argument(
         "--teacher",
         help="a house bot whose games against itself start the run (e.g. gardener; new runs only)",
     )
@@ -209,7 +212,7 @@ def _run_alphazero(args: argparse.Namespace) -> int:
     from arena_platform.ratings import fit_ratings
 
     teaching = ("teacher", "teacher_generations", "teacher_explore", "teacher_dagger", "teacher_opponent")
-    names = [option.replace("-", "_") for option in SHAPE_OPTIONS] + list(teaching)
+    names = [option.replace("-", "_") for option in SHAPE_OPTIONS] + ["learning_rate", *teaching]
     given = {name: getattr(args, name) for name in names}
     try:
         train_alphazero(
