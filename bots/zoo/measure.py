@@ -1,6 +1,7 @@
 """Publish trained checkpoints into the zoo, and measure the zoo's bars from its ONNX files.
 
-    .venv/bin/python bots/zoo/measure.py publish --game bobail --run runs/bobail-az [--stages final]
+    .venv/bin/python bots/zoo/measure.py publish --game bobail --run runs/bobail-az
+        [--stages final] [--final CHECKPOINT]
     .venv/bin/python bots/zoo/measure.py measure --game bobail [--simulations 100 --uct-pairs 100]
     .venv/bin/python bots/zoo/measure.py measure --game pente --house threats [--house-pairs 100]
 
@@ -51,9 +52,12 @@ def hardware() -> str:
     return f"{model}; {os.cpu_count()} cores shared with other work; 1 thread per training process; no GPU"
 
 
-def publish(game_name: str, run: Path, simulations: int, stages: tuple[str, ...] = STAGES) -> None:
+def publish(
+    game_name: str, run: Path, simulations: int, stages: tuple[str, ...] = STAGES, final: str = ""
+) -> None:
     """The run's first, middle and last checkpoints as the zoo's early, middle and final bots; only
-    `stages` of them (the others stay as published, e.g. from this run's earlier sitting)."""
+    `stages` of them (the others stay as published, e.g. from this run's earlier sitting). `final`
+    names the checkpoint to take as the last (default: the run's last): the run as it stood then."""
     import torch
 
     from arena_bots.export import export_bot
@@ -65,6 +69,11 @@ def publish(game_name: str, run: Path, simulations: int, stages: tuple[str, ...]
     config = json.loads((run / "config.json").read_text())
     settings = config["settings"]
     checkpoints = json.loads((run / "progress.json").read_text())["checkpoints"]
+    if final:
+        names = [checkpoint["name"] for checkpoint in checkpoints]
+        if final not in names:
+            raise SystemExit(f"{run} has no checkpoint {final} (its last is {names[-1]})")
+        checkpoints = checkpoints[: names.index(final) + 1]
     chosen = [checkpoints[0], checkpoints[len(checkpoints) // 2], checkpoints[-1]]
     folder = ZOO / game_name
     folder.mkdir(exist_ok=True)
@@ -298,6 +307,11 @@ def main() -> None:
         default=",".join(STAGES),
         help="which of early,middle,final to publish (default all; the others stay as they are)",
     )
+    publishing.add_argument(
+        "--final",
+        default="",
+        help="the checkpoint to publish as final, e.g. spring2021-step055480 (default: the last)",
+    )
     measuring = commands.add_parser("measure", help="play the bars from the zoo's ONNX files")
     measuring.add_argument("--game", required=True)
     measuring.add_argument("--uct-pairs", type=int, default=100, help="final vs uct (200 games by default)")
@@ -317,7 +331,7 @@ def main() -> None:
             args.uct_pairs, args.league_pairs * 2
         )
     elif args.command == "publish":
-        publish(args.game, args.run, args.simulations, _stages(parser, args.stages))
+        publish(args.game, args.run, args.simulations, _stages(parser, args.stages), args.final)
     else:
         measure(
             args.game,

@@ -459,7 +459,7 @@ def test_a_resume_point_without_onnx_files_trains_on_and_publishes_the_stages_as
 ):
     """A resume point committed with its checkpoints' torch states only (as bots/zoo/*/resume):
     the next checkpoint's evaluation exports the previous one again; without either file, it plays
-    UCT alone. Then `publish --stages final`."""
+    UCT alone. Then `publish --stages final`, of the last checkpoint or one named by `--final`."""
     spec = importlib.util.spec_from_file_location("zoo_measure", ZOO_MEASURE)
     measure = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(measure)
@@ -487,6 +487,11 @@ def test_a_resume_point_without_onnx_files_trains_on_and_publishes_the_stages_as
     record = json.loads((tmp_path / "zoo" / "bobail" / "az-bobail-final.json").read_text())
     assert record["checkpoint"]["generation"] == 3
     assert record["training"]["changes"] == []
+    measure.publish("bobail", run, simulations=4, stages=("final",), final=first["checkpoints"][0]["name"])
+    record = json.loads((tmp_path / "zoo" / "bobail" / "az-bobail-final.json").read_text())
+    assert record["checkpoint"]["generation"] == 1
+    with pytest.raises(SystemExit, match="has no checkpoint bobail-step999999"):
+        measure.publish("bobail", run, simulations=4, final="bobail-step999999")
 
 
 def test_the_zoo_bars_can_seat_a_house_bot_in_the_league():
