@@ -452,6 +452,18 @@ def test_the_cli_marks_the_options_a_resumed_run_takes(tmp_path, capsys):
     assert "a resumed run keeps blocks=1: start a new run (another --out)" in capsys.readouterr().err
     assert cli.main([*command, "--temperature-moves", "-1"]) != 0
     assert "temperature moves must be 0 or more, got -1" in capsys.readouterr().err
+    taught = tmp_path / "taught"  # a resumed run's teacher options apply over its saved teacher
+    Run.open(
+        taught, SPRING, dataclasses.replace(TINY, teacher="gardener", teacher_generations=1), fit_ratings
+    )
+    opened = ["train", "alphazero", "--game", "spring2021", "--out", str(taught), "--max-steps", "0"]
+    assert cli.main([*opened, "--teacher-generations", "3", "--teacher-opponent"]) == 0
+    saved = json.loads((taught / "config.json").read_text())["settings"]
+    assert (saved["teacher"], saved["teacher_generations"], saved["teacher_opponent"]) == (
+        "gardener",
+        3,
+        True,
+    )
 
 
 def test_a_resume_point_without_onnx_files_trains_on_and_publishes_the_stages_asked_for(

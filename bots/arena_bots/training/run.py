@@ -299,8 +299,9 @@ def train_alphazero(
 ) -> dict[str, Any]:
     """Train (or resume training) an AlphaZero bot for `game_name` in `out_dir`.
 
-    A new run trains with `settings`; a resumed run with its saved ones, `changes` applied
-    (`resumed_settings`; SettingsError before anything runs if it cannot take them). Stops after
+    `changes` (settings_for's names; None: unchanged) apply over a new run's `settings` (the game's
+    defaults if None), or over a resumed run's saved ones (`resumed_settings`); SettingsError before
+    anything runs if the run cannot take them. Stops after
     `hours` of wall time in this call or once the run has made `max_steps` gradient steps in all (at
     least one must be given); the current generation is finished first. Returns the final progress
     as a dict. `fit_ratings` is `arena_platform.ratings.fit_ratings`.
@@ -359,9 +360,10 @@ class Run:
         fit_ratings: RatingFit,
         changes: Mapping[str, Any] | None = None,
     ) -> Run:
-        """A new run in `folder` with `settings`, or the run already there resumed: its saved
-        settings win over `settings`, and take `changes` (resumed_settings) from its next generation,
-        each change recorded in config.json's "changes" with that generation."""
+        """A new run in `folder` with `settings` (the game's defaults if None) and `changes`, or the
+        run already there resumed: its saved settings win over `settings`, and take `changes`
+        (resumed_settings) from its next generation, each change recorded in config.json's
+        "changes" with that generation."""
         config = folder / "config.json"
         if config.exists():
             saved = json.loads(config.read_text())
@@ -381,7 +383,8 @@ class Run:
                 saved.update(settings=new.to_dict(), changes=[*saved.get("changes", []), record])
                 _write_json(config, saved)
             return run
-        run = cls(folder, game, settings or DEFAULT_SETTINGS.get(game.name, RunSettings()), fit_ratings)
+        base = settings or DEFAULT_SETTINGS.get(game.name, RunSettings())
+        run = cls(folder, game, _replaced(base, game.name, changes or {}), fit_ratings)
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
         _write_json(config, {"game": game.name, "settings": run.settings.to_dict()})
         return run
@@ -495,10 +498,9 @@ class Run:
         )
         player = network_player(name, model, self.game, sims, c_puct)
         opponents = [house_player(UCT, sims)]
-        old = self.checkpoint_model(previous) if previous else None
         if previous is None:
             opponents.append(house_player(RANDOM, sims))
-        elif old is not None:
+        elif (old := self.checkpoint_model(previous)) is not None:
             opponents.append(network_player(previous, old, self.game, sims, c_puct))
         seed = self.settings.seed * 1_000_003 + self.progress.generation
         config = self.settings.selfplay.game_config  # the self-play caps hold here too
@@ -539,7 +541,7 @@ class Run:
         if not onnx.with_suffix(".pt").exists():
             return None
         network = build_network(self.game.spec, self.settings.blocks, self.settings.filters)
-        network.load_state_dict(torch.load(onnx.with_suffix(".pt"), weights_only=True))
+        load_weights(network, onnx.with_suffix(".pt").read_bytes())
         return self.export(name, onnx, network)
 
     def network_bytes(self) -> bytes:

@@ -208,7 +208,7 @@ def _checkpoint_line(checkpoint: dict[str, Any]) -> str:
 def _run_alphazero(args: argparse.Namespace) -> int:
     _needs_budget(args.hours, args.max_steps, "--max-steps N")
     with _train_extra():
-        from arena_bots.training.run import SettingsError, settings_for, train_alphazero
+        from arena_bots.training.run import SettingsError, train_alphazero
     from arena_platform.ratings import fit_ratings
 
     teaching = ("teacher", "teacher_generations", "teacher_explore", "teacher_dagger", "teacher_opponent")
@@ -220,8 +220,7 @@ def _run_alphazero(args: argparse.Namespace) -> int:
             args.out,
             args.hours,
             max_steps=args.max_steps,
-            settings=settings_for(args.game, **given),
-            changes=given,
+            changes=given,  # over the game's defaults for a new run, the saved settings for a resumed one
             fit_ratings=fit_ratings,
             progress=not args.no_progress,
         )
