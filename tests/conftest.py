@@ -48,7 +48,6 @@ REDIS_TEST_DB = (
     + int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
 ) % 16
 WORKER_READY_TIMEOUT_S = 60.0
-WORKER_STOP_TIMEOUT_S = 10.0
 
 
 def unavailable(service: str, error: Exception) -> None:
@@ -59,17 +58,19 @@ def unavailable(service: str, error: Exception) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    """The SQLAlchemy URL of a new, empty PostgreSQL database, dropped after the module."""
-    from sqlalchemy import create_engine, make_url, text
+@contextlib.contextmanager
+def _new_postgres_database(template: str | None = None) -> Iterator[str]:
+    """A new PostgreSQL database (a copy of `template`, when given) while the block runs, dropped
+    afterwards: its SQLAlchemy URL. Skips or, in CI, fails when the server is missing."""
+    from sqlalchemy import create_engine, make_url
     from sqlalchemy.exc import OperationalError
 
     name = f"arena_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    copy = f' TEMPLATE "{template}"' if template else ""
     try:
         with admin.connect() as connection:
-            connection.execute(text(f'CREATE DATABASE "{name}"'))
+            connection.execute(text(f'CREATE DATABASE "{name}"{copy}'))
     except OperationalError as error:
         admin.dispose()
         unavailable(f"PostgreSQL at {POSTGRES_ADMIN_URL}", error.orig)
@@ -79,6 +80,27 @@ def postgres_url() -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def migrated_template() -> Iterator[str]:
+    """The name of a PostgreSQL database migrated once per test process, which every module's
+    database copies (`postgres_url`): a copy takes about 0.15 s, migrating anew about 1 s."""
+    from sqlalchemy import make_url
+
+    with _new_postgres_database() as url:
+        engine = make_engine(url)
+        migrate(engine)
+        engine.dispose()  # a template is copied only while nobody is connected to it
+        yield make_url(url).database
+
+
+@pytest.fixture(scope="module")
+def postgres_url(migrated_template: str) -> Iterator[str]:
+    """The SQLAlchemy URL of a new PostgreSQL database with the migrated schema and no rows,
+    dropped after the module."""
+    with _new_postgres_database(template=migrated_template) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +174,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
     `queues`, e.g. "training", when given) and waits until it is ready (without `ready`, the caller
     calls `wait_ready`: several workers then start at once).
 
-    Every worker started is shut down when the test ends.
+    Every worker started is killed (SIGKILL to its process group) when the test ends.
     """
     started: list[WorkerProcess] = []
 
@@ -175,12 +197,7 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
         return worker.wait_ready() if ready else worker
 
     yield start
-    for worker in started:  # a warm shutdown (SIGTERM to the main process) for all at once...
-        if worker.process.poll() is None:
-            worker.process.send_signal(signal.SIGTERM)
-    for worker in started:  # ...and SIGKILL for those that take too long
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            worker.process.wait(WORKER_STOP_TIMEOUT_S)
+    for worker in started:  # SIGKILL: the test is over, and a warm shutdown waits for the task in play
         worker.kill()
 
 
@@ -234,16 +251,21 @@ def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture
 def engine(database: Engine) -> Iterator[Engine]:
-    """The module's database, emptied after each test."""
+    """The module's database, emptied after each test (`empty_tables`)."""
     yield database
-    tables = list(reversed(SQLModel.metadata.sorted_tables))
-    with database.begin() as connection:
-        if database.dialect.name == "postgresql":
-            names = ", ".join(f'"{table.name}"' for table in tables)
-            connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-        else:
-            for table in tables:
-                connection.execute(table.delete())
+    empty_tables(database)
+
+
+def empty_tables(engine: Engine) -> None:
+    """Deletes every row of the models' tables, children first, and on PostgreSQL restarts the id
+    sequences: what TRUNCATE ... RESTART IDENTITY does, at a sixth of its cost on tables this small
+    (a truncate gives every table new files)."""
+    with engine.begin() as connection:
+        for table in reversed(SQLModel.metadata.sorted_tables):
+            connection.execute(table.delete())
+        if engine.dialect.name == "postgresql":
+            restart = "SELECT setval(oid::regclass, 1, false) FROM pg_class WHERE relkind = 'S'"
+            connection.execute(text(restart))
 
 
 @pytest.fixture

@@ -7,25 +7,22 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from sqlalchemy import Engine, text
-from sqlmodel import SQLModel
+from sqlalchemy import Engine
 
-from arena_platform.db import make_engine, migrate
+from arena_platform.db import make_engine
 
 
 @pytest.fixture(scope="module")
 def database(postgres_url: str) -> Iterator[Engine]:
+    """The module's PostgreSQL database (`postgres_url`: migrated, no rows)."""
     engine = make_engine(postgres_url)
-    migrate(engine)
     yield engine
     engine.dispose()
 
 
 @pytest.fixture
-def engine(database: Engine, redis_url: str) -> Iterator[Engine]:
-    """The module's database and the tests' Redis database, both emptied after each test."""
-    yield database
+def engine(engine: Engine, redis_url: str) -> Iterator[Engine]:
+    """The module's database, emptied after each test (the suite's `engine`), and the tests' Redis
+    database, flushed after each test."""
+    yield engine
     redis.Redis.from_url(redis_url).flushdb()
-    names = ", ".join(f'"{table.name}"' for table in SQLModel.metadata.sorted_tables)
-    with database.begin() as connection:
-        connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
