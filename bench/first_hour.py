@@ -18,8 +18,9 @@ shared its cores).
 
     .venv/bin/python bench/first_hour.py [--quick]
 
-`--quick` (the CI smoke run, under a minute): Bobail only, at 8 simulations per move, with an SPRT
-of wide hypotheses (a verdict in a few pairs) and a sweep every 2 s.
+`--quick` (the CI smoke run, under a minute): Bobail only, at 8 simulations per move, played by the
+embedded worker in this process (no play processes to start), with an SPRT of wide hypotheses (a
+verdict in a few pairs) and a sweep every 2 s.
 
 The first ratings come from the sweeper's refit (every heartbeat, 30 s by default): the refit
 messages the play processes send wait behind the play messages in the embedded worker's queue.
@@ -72,11 +73,14 @@ NEW_VERSION = ("az-bobail-final", "mcts")
 class Plan:
     games: tuple[str, ...]
     settings: Settings  # besides the data folder
+    processes: int  # the embedded worker's play processes; 1: it plays in this process
     # the waits give up after this long, printing what they have: for ratings, then for the uploads
     timeouts_s: tuple[float, float]
 
 
-FULL = Plan(DEMO_GAMES, Settings(), timeouts_s=(2 * RATED_TARGET_S, 1.5 * VERDICT_TARGET_S))
+FULL = Plan(
+    DEMO_GAMES, Settings(), available_cores(), timeouts_s=(2 * RATED_TARGET_S, 1.5 * VERDICT_TARGET_S)
+)
 QUICK = Plan(
     ("bobail",),
     Settings(
@@ -87,6 +91,7 @@ QUICK = Plan(
         heartbeat_seconds=2,  # the sweeper's refits: the first rating after seconds, not half a minute
         lease_seconds=60,
     ),
+    processes=1,
     timeouts_s=(120.0, 120.0),
 )
 
@@ -158,16 +163,16 @@ def sprt_of(running: Services, new_bot_id: int) -> SprtTest:
 
 def run(plan: Plan) -> None:
     load = Load()
-    cores = available_cores()
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         settings = replace(plan.settings, data_dir=Path(folder)).check()
-        with services(settings, processes=cores) as running:
+        with services(settings, processes=plan.processes) as running:
             with contextlib.redirect_stdout(io.StringIO()):  # the zoo's validation lines
                 ladders = {game: load_zoo_ladder(running, game).id for game in plan.games}
             running.enqueue(SCHEDULE_LADDER, *ladders.values())
             loaded = time.monotonic() - start
-            described = f"{len(ladders)} ladders ({', '.join(ladders)}), {cores} play processes"
+            players = f"{plan.processes} play processes" if plan.processes > 1 else "played in this process"
+            described = f"{len(ladders)} ladders ({', '.join(ladders)}), {players}"
             print(f"{described}; zoo loaded in {loaded:.1f} s")
             rated: dict[str, float] = {}
 
@@ -226,7 +231,7 @@ def measure_uploads(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="Bobail only, cheap moves: seconds")
+    parser.add_argument("--quick", action="store_true", help="Bobail only, cheap moves, one process")
     run(QUICK if parser.parse_args().quick else FULL)
 
 

@@ -32,6 +32,10 @@
    positions at turn 10 of random play, both seats each (seed 001's sequential search, as Spring's);
    no target (issue 24 has none for Smash).
 
+`--quick` (the bench test's smoke run): 8 simulations per search, 8 Bobail games and 4 Spring frames
+in lockstep, each game on the cores through a ModelHost on its smaller lockstep alone for 1 round,
+and ONNX Runtime's limits over 0.3 s.
+
 Run: .venv/bin/python bench/search.py [--quick] [--only spring|bobail|pente|smash]
 """
 
@@ -72,6 +76,9 @@ from arena_games.smash import GAME as SMASH
 from arena_games.spring2021 import GAME as SPRING
 
 GAMES = 64  # searched together, as a worker plays them
+QUICK_GAMES = 8  # --quick: Bobail games searched together (Spring: half as many frames, both seats)
+QUICK_SIMULATIONS = 8  # --quick: per search, in every bench
+QUICK_LIMIT_S = 0.3  # --quick: seconds of each ONNX Runtime limit measurement
 PENTE_NET = Path(__file__).resolve().parent.parent / "bots" / "zoo" / "pente" / "az-pente-final.onnx"
 PENTE_LOCKSTEPS = (3, 16)  # Pente games searched together: about a worker's batch, and a larger one
 PENTE_SHARE_TARGET = 0.9  # of ONNX Runtime's own rate at the search's batch (issue 24)
@@ -228,23 +235,24 @@ def print_table(measures: list[Measure], limit: float | None = None) -> None:
 
 
 def bench_bobail(quick: bool) -> None:
-    simulations = 24 if quick else 100
+    simulations = QUICK_SIMULATIONS if quick else 100
+    games = QUICK_GAMES if quick else GAMES
     model = to_onnx(AlphaZeroNet(), "board", BOBAIL.spec.inputs["board"])
-    positions = bobail_positions(GAMES)
+    positions = bobail_positions(games)
     with ModelHost(model) as host:
         measures = search_rows(BOBAIL, host, positions, simulations)
     lockstep = measures[0]
     batch = round(lockstep.batch)
     session = InProcessSession(model, threads=1)
-    limit = evaluations_per_second(session, bobail_planes(batch), 1.0 if quick else 3.0)
-    limit_one = evaluations_per_second(session, bobail_planes(1), 0.5 if quick else 1.5)
+    limit = evaluations_per_second(session, bobail_planes(batch), QUICK_LIMIT_S if quick else 3.0)
+    limit_one = evaluations_per_second(session, bobail_planes(1), QUICK_LIMIT_S if quick else 1.5)
     session.close()
     print(f"Bobail AlphaZero network 6x75 (43x5x5 -> 200 + value), {simulations} simulations per search")
     print(f"  limit: ONNX Runtime in process, 1 thread, batch {batch} (the lockstep's): {limit:.0f} eval/s")
     print(f"         (batch 1: {limit_one:.0f} evaluations/s)")
     print_table(measures, limit)
     print(
-        f"  lockstep over {GAMES} games: {lockstep.per_second / limit:.2f} of the limit, "
+        f"  lockstep over {games} games: {lockstep.per_second / limit:.2f} of the limit, "
         f"{lockstep.per_second / measures[2].per_second:.1f}x the one-game loop"
     )
     print(
@@ -255,16 +263,16 @@ def bench_bobail(quick: bool) -> None:
 
 
 def bench_spring(quick: bool) -> None:
-    simulations = 50 if quick else 200
+    simulations = QUICK_SIMULATIONS if quick else 200
     model = to_onnx(SpringMlp(), "obs", SPRING.spec.inputs["obs"])
     session = InProcessSession(model, threads=1)
-    positions = spring_positions(GAMES // 2)  # both seats: GAMES searches
+    positions = spring_positions((QUICK_GAMES if quick else GAMES) // 2)  # both seats: as many searches
     measures = search_rows(SPRING, session, positions, simulations)
     lockstep = measures[0]
     batch = round(lockstep.batch)
     states = (positions * batch)[:batch]
     inputs = {"obs": np.stack([SPRING.encode(state, 0)["obs"] for state in states])}
-    limit = evaluations_per_second(session, inputs, 1.0 if quick else 3.0)
+    limit = evaluations_per_second(session, inputs, QUICK_LIMIT_S if quick else 3.0)
     session.close()
     print(
         f"Spring 2021, seed 001's MLP (534 -> 96 -> 96 -> 38 + value), {simulations} simulations per search"
@@ -420,10 +428,11 @@ def bench_on_cores(bench: HostBench, quick: bool) -> None:
     """The bench's game searched by the AlphaZero player through a ModelHost on each core, the cores
     interleaved round by round, CPU-timed; its figures beside the targets."""
     game = bench.game
-    simulations, rounds = (24, 2) if quick else (100, 8)
-    positions = bench.positions(max(bench.locksteps))
+    simulations, rounds = (QUICK_SIMULATIONS, 1) if quick else (100, 8)
+    locksteps = (min(bench.locksteps),) if quick else bench.locksteps
+    positions = bench.positions(max(locksteps))
     seats = len(game.to_move(positions[0]))  # searches per position (Spring's: both seats)
-    meters = [CpuMeter(core, games) for games in bench.locksteps for core in ("compiled", "reference")]
+    meters = [CpuMeter(core, games) for games in locksteps for core in ("compiled", "reference")]
     session = InProcessSession(bench.net, threads=1)
     with ModelHost(bench.net.read_bytes()) as host:
         for meter in meters:  # warm-up: compiled code from the cache, the host's and session's first calls
@@ -435,7 +444,10 @@ def bench_on_cores(bench: HostBench, quick: bool) -> None:
     batches = {meter.games: max(1, round(meter.batch)) for meter in meters}
     limits = {
         games: evaluations_per_second(
-            session, game_inputs(game, positions, batch), 1.0 if quick else 3.0, clock=time.process_time
+            session,
+            game_inputs(game, positions, batch),
+            QUICK_LIMIT_S if quick else 3.0,
+            clock=time.process_time,
         )
         for games, batch in batches.items()
     }
@@ -481,7 +493,7 @@ def bench_smash(quick: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a short run")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run (see the docstring)")
     parser.add_argument("--only", choices=("spring", "bobail", "pente", "smash"), help="one of the benches")
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -45,7 +45,7 @@ from arena_games.smash import playouts as batched_engine
 BATCH = 1024  # games per batched call (--quick: QUICK_BATCH)
 QUICK_BATCH = 128
 CORES = ("reference", "compiled")
-HOUSE_POSITIONS = 200  # positions of chain-lookahead games for the decision rows (--quick: 40)
+HOUSE_POSITIONS = 200  # positions of chain-lookahead games for the decision rows (--quick: 20)
 LADDER_BOTS = ("random", "chain", "lookahead")
 
 
@@ -122,8 +122,8 @@ def ladder_meter(core: str) -> CpuMeter:
 
 def house_rows(quick: bool) -> None:
     """The house bots' decisions and ladder games per CPU time on each core (the module's doc)."""
-    positions = house_positions(40 if quick else HOUSE_POSITIONS)
-    rounds = 2 if quick else 4
+    positions = house_positions(20 if quick else HOUSE_POSITIONS)
+    rounds = 1 if quick else 4
     decisions = {
         (kind, core): decision_meter(kind, core, positions, per_call)
         for kind, per_call in (("chain", len(positions) // 4), ("lookahead", len(positions) // 20))
@@ -152,7 +152,7 @@ def house_rows(quick: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--quick", action="store_true", help=f"0.3 s per measurement, {QUICK_BATCH} games/call"
+        "--quick", action="store_true", help=f"0.3 s per measurement, {QUICK_BATCH} games/call, 1 house round"
     )
     parser.add_argument("--only", choices=("engine", "house"), help="run only these rows")
     arguments = parser.parse_args()
