@@ -1,9 +1,9 @@
 """Fixtures of the browser tests: a seeded SQLite site served by uvicorn, and Chromium via Playwright.
 
-The site is seeded once per module the way the workers fill it: real games played by
-`arena_bots.match.play` (UCT with 8 simulations against random, so the replays carry search
-insights; on Spring 2021, tiny networks playing greedy and sample with a value recorded as a
-search would; on Smash the Code, a tiny network playing greedy against the chain house bot; on
+The site is seeded once per test process (each module serves a copy) the way the workers fill it:
+real games played by `arena_bots.match.play` (UCT with 8 simulations against random, so the replays
+carry search insights; on Spring 2021, tiny networks playing greedy and sample with a value recorded
+as a search would; on Smash the Code, a tiny network playing greedy against the chain house bot; on
 Coders Strike Back, a tiny greedy Q-network against the racer), replays in the blob store, games
 recorded with the pairing's done mark through `record_pairing`, ratings with known order and
 intervals, pairings in every state.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -124,22 +125,36 @@ def _lead(game: Game, request: Request) -> float:
     return math.tanh((score[request.player] - score[1 - request.player]) / 20)
 
 
+@pytest.fixture(scope="session")
+def seeded_site(
+    tmp_path_factory: pytest.TempPathFactory, onnx_bot: Callable[..., bytes]
+) -> tuple[Path, Site]:
+    """The site seeded once per test process: its folder (the SQLite database and the blobs, which
+    every module's `site` copies: seeding plays real games, seconds of CPU) and its ids."""
+    folder = tmp_path_factory.mktemp("seeded-site")
+    engine = make_engine(f"sqlite:///{folder / 'arena.db'}")
+    migrate(engine)
+    seeded = _seed(engine, BlobStore(str(folder / "blobs")), onnx_bot)
+    engine.dispose()
+    return folder, seeded
+
+
 @pytest.fixture(scope="module")
 def site(
     tmp_path_factory: pytest.TempPathFactory,
     serving: Callable[[FastAPI], AbstractContextManager[str]],
-    onnx_bot: Callable[..., bytes],
+    seeded_site: tuple[Path, Site],
 ) -> Iterator[Site]:
-    """The seeded site, served by uvicorn on a free local port for the whole module."""
+    """A copy of the seeded site, served by uvicorn on a free local port for the whole module."""
+    seeded_folder, seeded = seeded_site
     folder = tmp_path_factory.mktemp("site")
+    shutil.copytree(seeded_folder, folder, dirs_exist_ok=True)
     engine = make_engine(f"sqlite:///{folder / 'arena.db'}")
-    migrate(engine)
     blobs = BlobStore(str(folder / "blobs"))
-    seeded = _seed(engine, blobs, onnx_bot)
     settings = Settings(data_dir=folder, human_moves_per_minute=10_000)  # tests click faster than people
     app = create_app(settings, engine=engine, blobs=blobs, enqueue=lambda *_: None)
     with serving(app) as url:
-        yield dataclasses.replace(seeded, url=url)
+        yield dataclasses.replace(seeded, url=url, engine=engine)
     engine.dispose()
 
 
