@@ -79,16 +79,24 @@ def test_the_embedded_workers_train_a_session_and_rate_its_checkpoints(settings:
     assert _training_workers(engine) == 0  # a stopped worker says so
 
 
-def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings: Settings):
-    ask = {"game": "smash", "kit": "actor-critic", "episodes": 20, "time_limit_seconds": 600}
+def test_the_actor_critic_kit_trains_a_smash_session_and_fine_tunes_it(settings: Settings, monkeypatch):
+    from arena_bots.training import actor_critic
+
+    # 32 lanes (the kit's are 128): 16 games against the chain bot and 8 self-play games (two lanes each).
+    kit_settings = actor_critic.settings_with
+    monkeypatch.setattr(
+        actor_critic, "settings_with", lambda **given: kit_settings(**given, against_chain=16, self_play=8)
+    )
+    episodes = 5
+    ask = {"game": "smash", "kit": "actor-critic", "episodes": episodes, "time_limit_seconds": 600}
     ask |= {"blocks": 1, "filters": 8, "checkpoint_every": 1}
     with _platform(settings) as (engine, client, headers):
         _, detail = _trained(client, headers, ask)
-        # A segment is a generation; the lanes' first games end in the second (about 30 of them: no
-        # game ends within 16 turns, as skulls that do not fit are discarded).
+        # A segment is a generation; the lanes' first games end in the second (no game ends within
+        # 16 turns, as skulls that do not fit are discarded).
         assert [c["generation"] for c in detail["checkpoints"]] == [1, 2]
-        assert detail["progress"]["games"] >= 20
-        assert detail["progress"]["positions"] == 2 * 128 * 16  # 2 segments of 128 lanes x 16 turns
+        assert detail["progress"]["games"] >= episodes
+        assert detail["progress"]["positions"] == 2 * 32 * 16  # 2 segments of 32 lanes x 16 turns
         assert all(point["policy"] == point["policy"] for point in detail["progress"]["losses"])  # no NaN
         bot_ids = _rated_checkpoints(engine, client, detail)
 
