@@ -29,7 +29,10 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torch import nn
 
 ZOO = Path(__file__).resolve().parent
 STAGES = ("early", "middle", "final")
@@ -38,6 +41,31 @@ SIMULATIONS = 100  # per move, both sides, for every bar
 
 def bot_name(game: str, stage: str) -> str:
     return f"az-{game}-{stage}"
+
+
+def checkpoints_until(
+    run: Path, checkpoints: list[dict[str, Any]], final: str | None
+) -> list[dict[str, Any]]:
+    """The run's checkpoints up to the one named `final` (None or "": all of them), the run as it
+    stood then; SystemExit naming the run's last when it has no such checkpoint."""
+    if not final:
+        return checkpoints
+    names = [checkpoint["name"] for checkpoint in checkpoints]
+    if final not in names:
+        raise SystemExit(f"{run} has no checkpoint {final} (its last is {names[-1]})")
+    return checkpoints[: names.index(final) + 1]
+
+
+def first_middle_last(checkpoints: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checkpoints published as the early, middle and final bots."""
+    return [checkpoints[0], checkpoints[len(checkpoints) // 2], checkpoints[-1]]
+
+
+def load_checkpoint(network: nn.Module, run: Path, checkpoint: dict[str, Any]) -> None:
+    """The checkpoint's torch weights (checkpoints/<name>.pt of `run`) into `network`."""
+    from arena_bots.training.networks import load_weights
+
+    load_weights(network, (run / "checkpoints" / f"{checkpoint['name']}.pt").read_bytes())
 
 
 def hardware() -> str:
@@ -58,8 +86,6 @@ def publish(
     """The run's first, middle and last checkpoints as the zoo's early, middle and final bots; only
     `stages` of them (the others stay as published, e.g. from this run's earlier sitting). `final`
     names the checkpoint to take as the last (default: the run's last): the run as it stood then."""
-    import torch
-
     from arena_bots.export import export_bot
     from arena_bots.manifest import Manifest
     from arena_bots.training.networks import build_network
@@ -69,12 +95,7 @@ def publish(
     config = json.loads((run / "config.json").read_text())
     settings = config["settings"]
     checkpoints = json.loads((run / "progress.json").read_text())["checkpoints"]
-    if final:
-        names = [checkpoint["name"] for checkpoint in checkpoints]
-        if final not in names:
-            raise SystemExit(f"{run} has no checkpoint {final} (its last is {names[-1]})")
-        checkpoints = checkpoints[: names.index(final) + 1]
-    chosen = [checkpoints[0], checkpoints[len(checkpoints) // 2], checkpoints[-1]]
+    chosen = first_middle_last(checkpoints_until(run, checkpoints, final))
     folder = ZOO / game_name
     folder.mkdir(exist_ok=True)
     for stage, checkpoint in zip(STAGES, chosen, strict=True):
@@ -82,9 +103,7 @@ def publish(
             continue
         name = bot_name(game_name, stage)
         network = build_network(game.spec, settings["blocks"], settings["filters"])
-        network.load_state_dict(
-            torch.load(run / "checkpoints" / f"{checkpoint['name']}.pt", weights_only=True)
-        )
+        load_checkpoint(network, run, checkpoint)
         manifest = Manifest(
             game=game_name,
             game_version=game.spec.version,
@@ -201,8 +220,6 @@ def publish_csb(run: Path) -> None:
     """The run's early / middle / last runner-only checkpoints and its last (runner+blocker) one. A
     run that started from a published runner (`--runner-from`) has no runner checkpoints: it
     publishes its final bot only, and its curve as curve-blocker.png next to the runner's run's."""
-    import torch
-
     from arena_bots.training.dqn import CsbQNet
     from arena_bots.training.dqn_run import export_network
     from arena_games.registry import get_game
@@ -211,7 +228,7 @@ def publish_csb(run: Path) -> None:
     checkpoints = json.loads((run / "progress.json").read_text())["checkpoints"]
     runners = [c for c in checkpoints if c["phase"] == "runner"]
     teams = [c for c in checkpoints if c["phase"] == "blocker"]
-    chosen = [runners[0], runners[len(runners) // 2], runners[-1]] if runners else [None] * 3
+    chosen = first_middle_last(runners) if runners else [None] * 3
     chosen.append(teams[-1] if teams else None)
     folder = ZOO / "csb"
     folder.mkdir(exist_ok=True)
@@ -220,9 +237,7 @@ def publish_csb(run: Path) -> None:
             continue
         name = csb_bot_name(stage)
         network = CsbQNet(settings["layers"], settings["width"], blocker=True)
-        network.load_state_dict(
-            torch.load(run / "checkpoints" / f"{checkpoint['name']}.pt", weights_only=True)
-        )
+        load_checkpoint(network, run, checkpoint)
         model = export_network(network, name, stage == "final", folder / f"{name}.onnx")
         training = {"kit": "arena_bots.training.dqn_run (deep Q-learning)", "run": run.name, **settings}
         roles = "pod 0 runner, pod 1 blocker" if stage == "final" else "both pods runners (one network)"

@@ -20,7 +20,7 @@ import json
 import shutil
 from pathlib import Path
 
-from measure import STAGES, ZOO, write_record
+from measure import STAGES, ZOO, checkpoints_until, first_middle_last, load_checkpoint, write_record
 
 GAME_NAME = "smash"
 BAR = 0.9  # the final bot's share of wins against the chain bot
@@ -31,8 +31,6 @@ def bot_name(stage: str) -> str:
 
 
 def publish(run: Path, final: str | None) -> None:
-    import torch
-
     from arena_bots.export import export_bot
     from arena_bots.manifest import Manifest
     from arena_bots.training.actor_critic import ActorCriticSettings, build_network
@@ -40,17 +38,13 @@ def publish(run: Path, final: str | None) -> None:
 
     settings = json.loads((run / "config.json").read_text())["settings"]
     checkpoints = json.loads((run / "progress.json").read_text())["checkpoints"]
-    last = next(c for c in checkpoints if c["name"] == final) if final else checkpoints[-1]
-    upto = checkpoints[: checkpoints.index(last) + 1]
-    chosen = [upto[0], upto[len(upto) // 2], last]
+    chosen = first_middle_last(checkpoints_until(run, checkpoints, final))
     folder = ZOO / GAME_NAME
     folder.mkdir(exist_ok=True)
     for stage, checkpoint in zip(STAGES, chosen, strict=True):
         name = bot_name(stage)
         network = build_network(ActorCriticSettings.from_dict(settings))
-        network.load_state_dict(
-            torch.load(run / "checkpoints" / f"{checkpoint['name']}.pt", weights_only=True)
-        )
+        load_checkpoint(network, run, checkpoint)
         manifest = Manifest(
             game=GAME_NAME, game_version=GAME.spec.version, name=name, player="greedy", value="sigmoid"
         )
