@@ -135,10 +135,11 @@ class SettingsError(ValueError):
     """Settings a run cannot take, named with the reason (the CLI shows it as a usage error)."""
 
 
-# settings_for's names of the self-play and the training settings, and of the run's settings
-# named otherwise.
+# settings_for's names of the self-play and the training settings, the RunSettings fields (PARTS)
+# that hold them, and the run's settings named otherwise.
 SELFPLAY_NAMES = frozenset({"simulations", "games", "parallel", "temperature_moves"})
 TRAIN_NAMES = frozenset({"learning_rate"})
+PARTS = {"selfplay": SELFPLAY_NAMES, "train": TRAIN_NAMES}
 RENAMED = {"capacity": "buffer_capacity"}
 # What a resumed run may change from its next generation; the other settings define the run (its
 # network, replay window, seed and teacher) and stay as its config.json has them.
@@ -220,28 +221,27 @@ def resumed_settings(saved: RunSettings, game_name: str, changes: Mapping[str, A
 def _replaced(base: RunSettings, game_name: str, given: Mapping[str, Any]) -> RunSettings:
     """`base` with the given settings (settings_for's names; None: keep) replaced, then checked."""
     given = _given(given)
-    selfplay = {name: value for name, value in given.items() if name in SELFPLAY_NAMES}
-    train = {name: value for name, value in given.items() if name in TRAIN_NAMES}
-    top = {
-        RENAMED.get(name, name): value
-        for name, value in given.items()
-        if name not in SELFPLAY_NAMES | TRAIN_NAMES
+    parts = {
+        part: dataclasses.replace(
+            getattr(base, part), **{name: value for name, value in given.items() if _part(name) == part}
+        )
+        for part in PARTS
     }
-    settings = dataclasses.replace(
-        base,
-        selfplay=dataclasses.replace(base.selfplay, **selfplay),
-        train=dataclasses.replace(base.train, **train),
-        **top,
-    )
+    top = {RENAMED.get(name, name): value for name, value in given.items() if _part(name) is None}
+    settings = dataclasses.replace(base, **parts, **top)
     _check_settings(settings, game_name)
     return settings
 
 
+def _part(name: str) -> str | None:
+    """The RunSettings field (PARTS) that holds settings_for's `name`; None: RunSettings itself."""
+    return next((part for part, names in PARTS.items() if name in names), None)
+
+
 def _setting(settings: RunSettings, name: str) -> Any:
     """One setting by settings_for's name."""
-    holder = (
-        settings.selfplay if name in SELFPLAY_NAMES else settings.train if name in TRAIN_NAMES else settings
-    )
+    part = _part(name)
+    holder = settings if part is None else getattr(settings, part)
     return getattr(holder, RENAMED.get(name, name))
 
 
