@@ -237,14 +237,13 @@ def serving() -> Callable[[FastAPI], AbstractContextManager[str]]:
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """A migrated database per test module and backend; PostgreSQL's is a fresh database from
-    `postgres_url`, which skips or, in CI, fails when the server is missing."""
+    """A migrated database per test module and backend; PostgreSQL's is `postgres_url`'s (a copy of
+    the migrated template), which skips or, in CI, fails when the server is missing."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}"
+        engine = make_engine(f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}")
+        migrate(engine)
     else:
-        url = request.getfixturevalue("postgres_url")
-    engine = make_engine(url)
-    migrate(engine)
+        engine = make_engine(request.getfixturevalue("postgres_url"))
     yield engine
     engine.dispose()
 
