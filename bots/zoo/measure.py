@@ -113,25 +113,27 @@ def publish(
             c_puct=settings["selfplay"]["c_puct"],
         )
         model = export_bot(network, game, manifest, folder / f"{name}.onnx")
-        training = {"kit": _kit(settings), "run": run.name, **settings, "changes": config.get("changes", [])}
+        changes = config.get("changes", [])
+        training = {"kit": _kit(settings, changes), "run": run.name, **settings, "changes": changes}
         write_record(folder, name, model, game, checkpoint, training)
     shutil.copy(run / "curve.png", folder / "curve.png")
 
 
-def _kit(settings: dict) -> str:
-    """What trains a run of the AlphaZero kit: self-play or games against its teacher, after the
-    teacher's generations if any."""
-    later = (
-        f"games against the {settings['teacher']} house bot"
-        if settings.get("teacher_opponent")
-        else "self-play"
-    )
+def _kit(settings: dict, changes: list[dict]) -> str:
+    """What trains a run of the AlphaZero kit: self-play or games against its teacher (a house bot
+    or a bot file), after the teacher's generations if any, from the generation a resumed run
+    turned them on (its config's `changes`)."""
+    teacher = settings.get("teacher", "")
+    who = f"the bot {Path(teacher).name}" if teacher.endswith(".onnx") else f"the {teacher} house bot"
+    later = f"games against {who}" if settings.get("teacher_opponent") else "self-play"
     if settings.get("teacher_generations"):
         return (
             f"arena_bots.training (AlphaZero kit: generations 1-{settings['teacher_generations']} are "
-            f"the {settings['teacher']} house bot's games, later ones {later})"
+            f"{who}'s games, later ones {later})"
         )
-    return "arena_bots.training (AlphaZero self-play)"
+    turned_on = [change["generation"] for change in changes if change["settings"].get("teacher_opponent")]
+    since = f"self-play, then from generation {turned_on[-1]} " if turned_on else ""
+    return f"arena_bots.training (AlphaZero kit: {since}{later})"
 
 
 def write_record(

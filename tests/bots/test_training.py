@@ -25,7 +25,15 @@ from arena_bots.runtime import InProcessSession
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
 from arena_bots.training.networks import MlpNet, build_network, parameter_count
-from arena_bots.training.run import RESUMABLE, Run, RunSettings, SettingsError, settings_for, train_alphazero
+from arena_bots.training.run import (
+    RESUMABLE,
+    TEACHER_FILE,
+    Run,
+    RunSettings,
+    SettingsError,
+    settings_for,
+    train_alphazero,
+)
 from arena_bots.training.selfplay import Positions, SelfPlaySettings, play_generation, play_teacher_generation
 from arena_bots.training.trainer import TrainSettings
 from arena_bots.validation import validate
@@ -226,7 +234,8 @@ def test_self_play_plays_the_same_games_on_both_cores(game, config, monkeypatch)
     np.testing.assert_array_equal(compiled.value, reference.value)
 
 
-ZOO_MEASURE = Path(__file__).resolve().parents[2] / "bots" / "zoo" / "measure.py"
+ZOO = Path(__file__).resolve().parents[2] / "bots" / "zoo"
+ZOO_MEASURE = ZOO / "measure.py"
 TINY = RunSettings(
     blocks=1,
     filters=8,
@@ -422,6 +431,42 @@ def test_the_cli_names_a_bad_teacher(tmp_path, capsys):
     ]
     assert cli.main([*spring, "--teacher", "gardener", "--teacher-dagger", "1.5"]) != 0
     assert "the learner's share of the teacher's games is in [0, 1], got 1.5" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_resumed_run_plays_a_bot_file_teacher_from_its_own_copy(tmp_path):
+    """A run resumed with `teacher` = a bot file (here the zoo's early Bobail bot) validates it, keeps
+    its sanitized copy in the run folder and plays it from there, so the file given need not last."""
+    bot = tmp_path / "opponent.onnx"
+    bot.write_bytes((ZOO / "bobail" / "az-bobail-early.onnx").read_bytes())
+    run_folder = tmp_path / "run"
+    Run.open(run_folder, BOBAIL, TINY, fit_ratings).train_generation()  # self-play
+    changes = {"teacher": str(bot), "teacher_opponent": True}
+    line = Run.open(run_folder, BOBAIL, None, fit_ratings, changes).train_generation()
+    assert re.search(f"network won [0-9]+ of {TINY.selfplay.games} against {re.escape(str(bot))}$", line)
+    assert json.loads((run_folder / "config.json").read_text())["changes"] == [
+        {"generation": 2, "settings": changes}
+    ]
+    assert validate((run_folder / TEACHER_FILE).read_bytes(), BOBAIL).ok
+    bot.unlink()
+    assert "against" in Run.open(run_folder, BOBAIL, None, fit_ratings).train_generation()
+    (run_folder / TEACHER_FILE).unlink()
+    lost = f"has no copy of its teacher ({TEACHER_FILE}): give --teacher {bot} again"
+    with pytest.raises(SettingsError, match=re.escape(lost)):
+        Run.open(run_folder, BOBAIL, None, fit_ratings)
+
+
+def test_the_cli_names_a_bot_file_that_cannot_teach(tmp_path, capsys):
+    from arena_platform import cli
+
+    command = ["train", "alphazero", "--game", "bobail", "--out", str(tmp_path / "run"), "--max-steps", "1"]
+    missing = tmp_path / "missing.onnx"
+    assert cli.main([*command, "--teacher", str(missing), "--teacher-opponent"]) != 0
+    assert f"cannot read the teacher {missing}: No such file or directory" in capsys.readouterr().err
+    pente_bot = ZOO / "pente" / "az-pente-early.onnx"
+    assert cli.main([*command, "--teacher", str(pente_bot), "--teacher-opponent"]) != 0
+    refused = f"the teacher {pente_bot} was refused as an upload would be [wrong_game]"
+    assert refused in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 

@@ -18,6 +18,7 @@ Run folder `out_dir` (e.g. runs/bobail-az/):
   progress.json   counters (generation, step, games, positions, wall seconds) and the checkpoints
   checkpoints/    <name>.pt (torch state) and <name>.onnx (a valid bot) per checkpoint
   ratings.json    every evaluation game and the fitted ratings;  curve.png  rating against step
+  teacher.onnx    a bot-file teacher (RunSettings.teacher), as validated when it was given
   log.txt         written by whoever starts `arena train` in the background
 Files are replaced atomically, so an interrupted run resumes from its last finished generation.
 `RESUME_FILES` are what a resume needs: the platform's training sessions (arena_workers.training)
@@ -38,11 +39,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import onnx
 import torch
 from tqdm import tqdm
 
+from arena_bots import loading
 from arena_bots.export import export_bot
 from arena_bots.manifest import Manifest
+from arena_bots.match import Player
+from arena_bots.runtime import InProcessSession
 from arena_bots.training.augment import symmetries_for
 from arena_bots.training.buffer import ReplayBuffer
 from arena_bots.training.evaluate import (
@@ -63,6 +68,7 @@ from arena_games.api import Game
 from arena_games.registry import get_game
 
 RESUME_FILES = ("config.json", "state.pt", "buffer.npz", "progress.json")
+TEACHER_FILE = "teacher.onnx"  # a bot-file teacher as validated when it was given (Run.open)
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,10 @@ class RunSettings:
     # of their moves random. "" (the default) has none. `teacher_dagger` of the other moves are the
     # learner's (its policy's most likely legal move; DAgger), still labelled with the teacher's.
     # `teacher_opponent`: the later generations play the teacher instead of the network itself
-    # (selfplay.play_generation's `teacher`, its seat alternating game by game).
+    # (selfplay.play_generation's `teacher`, its seat alternating game by game). A `teacher` that
+    # ends in .onnx is the path of a bot file of the game instead of a house bot: validated as an
+    # upload when given, kept in the run folder (TEACHER_FILE, so the path need not last) and
+    # played as its manifest says at `eval_simulations`, e.g. a run's own earlier final bot.
     teacher: str = ""
     teacher_generations: int = 0
     teacher_explore: float = 0.1
@@ -142,7 +151,7 @@ TRAIN_NAMES = frozenset({"learning_rate"})
 PARTS = {"selfplay": SELFPLAY_NAMES, "train": TRAIN_NAMES}
 RENAMED = {"capacity": "buffer_capacity"}
 # What a resumed run may change from its next generation; the other settings define the run (its
-# network, replay window, seed and teacher) and stay as its config.json has them.
+# network, replay window and seed) and stay as its config.json has them.
 RESUMABLE = (
     SELFPLAY_NAMES
     | TRAIN_NAMES
@@ -150,6 +159,7 @@ RESUMABLE = (
         "checkpoint_every",
         "eval_pairs",
         "eval_simulations",
+        "teacher",
         "teacher_generations",
         "teacher_explore",
         "teacher_dagger",
@@ -256,16 +266,40 @@ def _check_settings(settings: RunSettings, game_name: str) -> None:
             f"the learner's share of the teacher's games is in [0, 1], got {settings.teacher_dagger}"
         )
     if (settings.teacher_generations or settings.teacher_opponent) and not settings.teacher:
-        raise SettingsError("teacher generations need a teacher (a house bot of the game)")
+        raise SettingsError("teacher generations need a teacher (a house bot of the game, or its bot file)")
     if not settings.train.learning_rate > 0:
         raise SettingsError(f"the learning rate must be above 0, got {settings.train.learning_rate}")
     if settings.selfplay.temperature_moves < 0:
         raise SettingsError(f"temperature moves must be 0 or more, got {settings.selfplay.temperature_moves}")
-    if settings.teacher:
+    if settings.teacher and not is_bot_file(settings.teacher):
         try:
             house_player(settings.teacher, settings.eval_simulations, game=game_name)
         except ValueError as error:  # a house bot that does not play this game
             raise SettingsError(str(error)) from None
+
+
+def is_bot_file(teacher: str) -> bool:
+    """Whether the setting `teacher` is the path of an ONNX bot file rather than a house bot."""
+    return teacher.endswith(".onnx")
+
+
+def _validated_teacher(given: str | None, game: Game, settings: RunSettings) -> bytes | None:
+    """The sanitized model of the bot-file teacher `given` (a `teacher` setting just given), validated
+    as an upload of `game` would be; None for a house bot or none. SettingsError names a file that
+    cannot be read or is refused."""
+    if not given or not is_bot_file(given):
+        return None
+    from arena_bots.validation import validate_file  # onnx is heavy: only bot-file teachers need it
+
+    try:  # checks the size before reading
+        report = validate_file(given, game, simulations=settings.eval_simulations)
+    except OSError as error:
+        raise SettingsError(f"cannot read the teacher {given}: {error.strerror}") from None
+    if not report.ok:
+        raise SettingsError(
+            f"the teacher {given} was refused as an upload would be [{report.code}]: {report.message}"
+        )
+    return report.model_bytes
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -371,7 +405,9 @@ class Run:
                 raise ValueError(f"{folder} holds a {saved['game']} run, not {game.name}")
             old = RunSettings.from_dict(saved["settings"])
             new = resumed_settings(old, game.name, changes or {})
+            teacher = _validated_teacher((changes or {}).get("teacher"), game, new)
             run = cls(folder, game, new, fit_ratings)
+            run.keep_teacher(teacher)
             run.resume()
             if new != old:
                 changed = {
@@ -384,10 +420,38 @@ class Run:
                 _write_json(config, saved)
             return run
         base = settings or DEFAULT_SETTINGS.get(game.name, RunSettings())
-        run = cls(folder, game, _replaced(base, game.name, changes or {}), fit_ratings)
+        new = _replaced(base, game.name, changes or {})
+        teacher = _validated_teacher((changes or {}).get("teacher"), game, new)
+        run = cls(folder, game, new, fit_ratings)
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
+        run.keep_teacher(teacher)
         _write_json(config, {"game": game.name, "settings": run.settings.to_dict()})
         return run
+
+    def keep_teacher(self, model: bytes | None) -> None:
+        """Keeps `model`, a bot-file teacher just given and validated, as the run's TEACHER_FILE;
+        SettingsError if the run has a bot-file teacher but no copy of it."""
+        path = self.folder / TEACHER_FILE
+        if model is not None:
+            _atomic(path, lambda name: Path(name).write_bytes(model))
+        elif is_bot_file(self.settings.teacher) and not path.exists():
+            raise SettingsError(
+                f"{self.folder} has no copy of its teacher ({TEACHER_FILE}): give --teacher "
+                f"{self.settings.teacher} again"
+            )
+
+    def teacher_player(self) -> Player | None:
+        """The run's teacher at `eval_simulations`: a house bot, or the bot of TEACHER_FILE as its
+        manifest says; None without one."""
+        teacher, simulations = self.settings.teacher, self.settings.eval_simulations
+        if not teacher:
+            return None
+        if not is_bot_file(teacher):
+            return house_player(teacher, simulations, game=self.game.name)
+        model = (self.folder / TEACHER_FILE).read_bytes()
+        props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
+        backend = InProcessSession(model, threads=1)
+        return loading.network_player(Manifest.from_metadata(props), backend, simulations=simulations)
 
     def resume(self) -> None:
         state_path = self.folder / "state.pt"
@@ -417,11 +481,7 @@ class Run:
         """One generation: self-play, buffer, training, and the resume point saved; a log line."""
         settings, progress = self.settings, self.progress
         seed = settings.seed * 1_000_003 + progress.generation
-        teacher = (
-            house_player(settings.teacher, settings.eval_simulations, game=self.game.name)
-            if settings.teacher
-            else None
-        )
+        teacher = self.teacher_player()
         if progress.generation < settings.teacher_generations:
             learner = self.export("learner") if settings.teacher_dagger else None
             positions, stats = play_teacher_generation(

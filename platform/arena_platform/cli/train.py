@@ -55,7 +55,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     alphazero.add_argument(
         "--teacher",
-        help="a house bot whose games against itself start the run (e.g. gardener; new runs only)",
+        help="a house bot (e.g. gardener) or an ONNX bot file of the game (e.g. an earlier final bot), "
+        "validated as an upload, for --teacher-generations and --teacher-opponent (resumable; the run "
+        "keeps a copy of a file)",
     )
     alphazero.add_argument(
         "--teacher-generations", type=int, help="first generations played by the teacher (resumable)"
