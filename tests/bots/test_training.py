@@ -472,13 +472,20 @@ def test_the_cli_names_a_bot_file_that_cannot_teach(tmp_path, capsys):
 
 def test_a_resumed_run_takes_resumable_changes_and_records_them(tmp_path):
     Run.open(tmp_path, BOBAIL, TINY, fit_ratings).save_state()  # its optimiser saved with lr 1e-3
-    changes = {"simulations": 16, "temperature_moves": 0, "learning_rate": 3e-4, "blocks": TINY.blocks}
+    changes = {
+        "simulations": 16,
+        "temperature_moves": 0,
+        "opening_fraction": 1.0,
+        "learning_rate": 3e-4,
+        "blocks": TINY.blocks,
+    }
     run = Run.open(tmp_path, BOBAIL, None, fit_ratings, changes)
-    assert (run.settings.selfplay.simulations, run.settings.selfplay.temperature_moves) == (16, 0)
+    selfplay = run.settings.selfplay
+    assert (selfplay.simulations, selfplay.temperature_moves, selfplay.opening_fraction) == (16, 0, 1.0)
     assert run.optimizer.param_groups[0]["lr"] == 3e-4
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["settings"]["selfplay"]["simulations"] == 16
-    changed = {"learning_rate": 3e-4, "simulations": 16, "temperature_moves": 0}
+    changed = {"learning_rate": 3e-4, "opening_fraction": 1.0, "simulations": 16, "temperature_moves": 0}
     assert config["changes"] == [{"generation": 1, "settings": changed}]
     with pytest.raises(SettingsError, match=re.escape("a resumed run keeps capacity=2000, filters=8: start")):
         Run.open(tmp_path, BOBAIL, None, fit_ratings, {"filters": 16, "capacity": 10, "games": 2})
@@ -497,6 +504,8 @@ def test_the_cli_marks_the_options_a_resumed_run_takes(tmp_path, capsys):
     assert "a resumed run keeps blocks=1: start a new run (another --out)" in capsys.readouterr().err
     assert cli.main([*command, "--temperature-moves", "-1"]) != 0
     assert "temperature moves must be 0 or more, got -1" in capsys.readouterr().err
+    assert cli.main([*command, "--opening-fraction", "1.5"]) != 0
+    assert "the share of games from seeded openings is in [0, 1], got 1.5" in capsys.readouterr().err
     taught = tmp_path / "taught"  # a resumed run's teacher options apply over its saved teacher
     Run.open(
         taught, SPRING, dataclasses.replace(TINY, teacher="gardener", teacher_generations=1), fit_ratings

@@ -146,7 +146,7 @@ class SettingsError(ValueError):
 
 # settings_for's names of the self-play and the training settings, the RunSettings fields (PARTS)
 # that hold them, and the run's settings named otherwise.
-SELFPLAY_NAMES = frozenset({"simulations", "games", "parallel", "temperature_moves"})
+SELFPLAY_NAMES = frozenset({"simulations", "games", "parallel", "temperature_moves", "opening_fraction"})
 TRAIN_NAMES = frozenset({"learning_rate"})
 PARTS = {"selfplay": SELFPLAY_NAMES, "train": TRAIN_NAMES}
 RENAMED = {"capacity": "buffer_capacity"}
@@ -177,6 +177,7 @@ def settings_for(
     games: int | None = None,
     parallel: int | None = None,
     temperature_moves: int | None = None,
+    opening_fraction: float | None = None,
     learning_rate: float | None = None,
     capacity: int | None = None,
     checkpoint_every: int | None = None,
@@ -199,6 +200,7 @@ def settings_for(
         "games": games,
         "parallel": parallel,
         "temperature_moves": temperature_moves,
+        "opening_fraction": opening_fraction,
         "learning_rate": learning_rate,
         "capacity": capacity,
         "checkpoint_every": checkpoint_every,
@@ -269,6 +271,10 @@ def _check_settings(settings: RunSettings, game_name: str) -> None:
         raise SettingsError("teacher generations need a teacher (a house bot of the game, or its bot file)")
     if not settings.train.learning_rate > 0:
         raise SettingsError(f"the learning rate must be above 0, got {settings.train.learning_rate}")
+    if not 0.0 <= settings.selfplay.opening_fraction <= 1.0:
+        raise SettingsError(
+            f"the share of games from seeded openings is in [0, 1], got {settings.selfplay.opening_fraction}"
+        )
     if settings.selfplay.temperature_moves < 0:
         raise SettingsError(f"temperature moves must be 0 or more, got {settings.selfplay.temperature_moves}")
     if settings.teacher and not is_bot_file(settings.teacher):

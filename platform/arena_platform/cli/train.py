@@ -54,6 +54,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--learning-rate", type=float, help="AdamW's learning rate (default 0.001; resumable)"
     )
     alphazero.add_argument(
+        "--opening-fraction",
+        type=float,
+        help="share of self-play games started from the game's seeded openings, as the ladder's are; "
+        "the others start from the start position (default 0.5, Spring 2021 0; resumable)",
+    )
+    alphazero.add_argument(
         "--teacher",
         help="a house bot (e.g. gardener) or an ONNX bot file of the game (e.g. an earlier final bot), "
         "validated as an upload, for --teacher-generations and --teacher-opponent (resumable; the run "
@@ -214,7 +220,11 @@ def _run_alphazero(args: argparse.Namespace) -> int:
     from arena_platform.ratings import fit_ratings
 
     teaching = ("teacher", "teacher_generations", "teacher_explore", "teacher_dagger", "teacher_opponent")
-    names = [option.replace("-", "_") for option in SHAPE_OPTIONS] + ["learning_rate", *teaching]
+    names = [option.replace("-", "_") for option in SHAPE_OPTIONS] + [
+        "learning_rate",
+        "opening_fraction",
+        *teaching,
+    ]
     given = {name: getattr(args, name) for name in names}
     try:
         train_alphazero(
