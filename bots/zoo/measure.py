@@ -123,8 +123,10 @@ def _kit(settings: dict, changes: list[dict]) -> str:
     """What trains a run of the AlphaZero kit: self-play or games against its teacher (a house bot
     or a bot file), after the teacher's generations if any, from the generation a resumed run
     turned them on (its config's `changes`)."""
+    from arena_bots.training.run import is_bot_file
+
     teacher = settings.get("teacher", "")
-    who = f"the bot {Path(teacher).name}" if teacher.endswith(".onnx") else f"the {teacher} house bot"
+    who = f"the bot {Path(teacher).name}" if is_bot_file(teacher) else f"the {teacher} house bot"
     later = f"games against {who}" if settings.get("teacher_opponent") else "self-play"
     if settings.get("teacher_generations"):
         return (

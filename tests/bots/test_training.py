@@ -448,6 +448,8 @@ def test_a_resumed_run_plays_a_bot_file_teacher_from_its_own_copy(tmp_path):
         {"generation": 2, "settings": changes}
     ]
     assert validate((run_folder / TEACHER_FILE).read_bytes(), BOBAIL).ok
+    new_run = dataclasses.replace(TINY, teacher=str(bot), teacher_opponent=True)  # settings, not changes
+    assert Run.open(tmp_path / "new", BOBAIL, new_run, fit_ratings).teacher_player().name == "az-bobail-early"
     bot.unlink()
     assert "against" in Run.open(run_folder, BOBAIL, None, fit_ratings).train_generation()
     (run_folder / TEACHER_FILE).unlink()

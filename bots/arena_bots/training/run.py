@@ -290,9 +290,9 @@ def is_bot_file(teacher: str) -> bool:
 
 
 def _validated_teacher(given: str | None, game: Game, settings: RunSettings) -> bytes | None:
-    """The sanitized model of the bot-file teacher `given` (a `teacher` setting just given), validated
-    as an upload of `game` would be; None for a house bot or none. SettingsError names a file that
-    cannot be read or is refused."""
+    """The sanitized model of the bot-file teacher `given` (a new run's `teacher`, or one a resumed
+    run is given), validated as an upload of `game` would be; None for a house bot or none.
+    SettingsError names a file that cannot be read or is refused."""
     if not given or not is_bot_file(given):
         return None
     from arena_bots.validation import validate_file  # onnx is heavy: only bot-file teachers need it
@@ -427,7 +427,7 @@ class Run:
             return run
         base = settings or DEFAULT_SETTINGS.get(game.name, RunSettings())
         new = _replaced(base, game.name, changes or {})
-        teacher = _validated_teacher((changes or {}).get("teacher"), game, new)
+        teacher = _validated_teacher(new.teacher, game, new)
         run = cls(folder, game, new, fit_ratings)
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
         run.keep_teacher(teacher)
