@@ -211,10 +211,15 @@ def test_stopping_gives_the_running_pairings_back_and_a_restart_resumes_them(set
     started = time.monotonic()
     worker.stop()
     assert time.monotonic() - started < 10  # no waiting for the games to end
-    given_back = _statuses(engine)
-    assert set(given_back.values()) == {("queued", 0)}  # unscored, and no attempt used up
+    statuses = _statuses(engine)
+    # A pairing of two quick house bots (threats against random) may have ended before the stop.
+    given_back = {pairing_id for pairing_id, (status, _) in statuses.items() if status != "done"}
+    assert given_back
+    assert {statuses[pairing_id] for pairing_id in given_back} == {("queued", 0)}  # no attempt used up
     with session(engine) as db:
-        assert db.exec(select(func.count(GameRecord.id))).one() == 0  # no game forfeited on the way out
+        records = db.exec(select(GameRecord)).all()
+    assert not [r for r in records if r.pairing_id in given_back]  # unscored
+    assert not [r for r in records if r.forfeit_seat is not None]  # no game forfeited on the way out
 
     with EmbeddedWorker(settings, engine=engine, blobs=blobs):  # its broker is new and empty
         wait_until(
