@@ -123,6 +123,15 @@ class Manifest:
             )
         return cls(**{name: _parsed(name, value) for name, value in raw.items()})
 
+    @classmethod
+    def from_model(cls, model: bytes) -> Manifest:
+        """The manifest a serialised ONNX bot carries in its metadata (`from_metadata`)."""
+        import onnx  # heavy: only readers of whole bot files need it
+
+        return cls.from_metadata(
+            {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
+        )
+
     def evaluations_per_move(self, simulations: int | None = None) -> int:
         """Network evaluations one move costs at most: an mcts search evaluates its root, then one
         leaf per simulation (`simulations`, a ladder's budget, replaces the manifest's, as in

@@ -55,8 +55,6 @@ def publish(run: Path, final: str | None) -> None:
 
 
 def measure(pairs: int, league_pairs: int, seed: int) -> None:
-    import onnx
-
     from arena_bots.loading import house_player, network_player
     from arena_bots.manifest import Manifest
     from arena_bots.runtime import InProcessSession
@@ -69,8 +67,7 @@ def measure(pairs: int, league_pairs: int, seed: int) -> None:
     for stage in STAGES:
         name = bot_name(stage)
         model = (folder / f"{name}.onnx").read_bytes()
-        props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
-        manifest = Manifest.from_metadata(props)
+        manifest = Manifest.from_model(model)
         bot = network_player(manifest, InProcessSession(model, threads=1))
         played = play_pairs(GAME, bot, chain, pairs if stage == "final" else league_pairs, seed)
         games += [record.to_dict() for record in played]

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import onnx
 import torch
 from tqdm import tqdm
 
@@ -455,9 +454,8 @@ class Run:
         if not is_bot_file(teacher):
             return house_player(teacher, simulations, game=self.game.name)
         model = (self.folder / TEACHER_FILE).read_bytes()
-        props = {entry.key: entry.value for entry in onnx.load_from_string(model).metadata_props}
         backend = InProcessSession(model, threads=1)
-        return loading.network_player(Manifest.from_metadata(props), backend, simulations=simulations)
+        return loading.network_player(Manifest.from_model(model), backend, simulations=simulations)
 
     def resume(self) -> None:
         state_path = self.folder / "state.pt"
